@@ -1,0 +1,184 @@
+/**
+ * Every error benefits-sync throws. Each has a stable `code` (for scripts and logs), a `retryable`
+ * flag (for the retry policy and the scheduler) and a message that never carries a key, a token or
+ * a body excerpt longer than {@link EXCERPT_LIMIT}.
+ */
+import type { ValidationIssue } from "../schemas/error-body.js";
+
+export const EXCERPT_LIMIT = 200;
+
+const secrets = new Set<string>();
+
+/** Register a secret (an API key, a PII key) so that every error message and log line masks it. */
+export function registerSecret(secret: string | undefined): void {
+  if (secret && secret.length >= 4) secrets.add(secret);
+}
+
+/** Mask registered secrets, bearer tokens and SSN-shaped numbers in a text. */
+export function redact(text: string): string {
+  let out = text;
+  for (const s of secrets) out = out.split(s).join("[redacted]");
+  out = out.replace(/(bearer\s+)[^\s"',]+/gi, "$1[redacted]");
+  out = out.replace(/\b\d{3}-\d{2}-\d{4}\b/g, "[ssn]");
+  return out;
+}
+
+/** Redact and truncate a text for an error message. */
+export function excerpt(text: string, limit = EXCERPT_LIMIT): string {
+  const clean = redact(text).replace(/\s+/g, " ").trim();
+  return clean.length > limit ? `${clean.slice(0, limit)}…` : clean;
+}
+
+export abstract class BenefitsSyncError extends Error {
+  abstract readonly code: string;
+  readonly retryable: boolean = false;
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(redact(message), options);
+    this.name = new.target.name;
+  }
+}
+
+export interface ApiErrorFields {
+  readonly status: number;
+  readonly method: string;
+  readonly path: string;
+  readonly serverMessage?: string | undefined;
+  readonly timestamp?: string | undefined;
+  readonly issues?: readonly ValidationIssue[] | undefined;
+  readonly retryAfterMs?: number | undefined;
+}
+
+/** The service answered with an error status. Subclasses narrow it by status. */
+export class ApiError extends BenefitsSyncError {
+  readonly code: string = "API_ERROR";
+  readonly status: number;
+  readonly method: string;
+  readonly path: string;
+  readonly serverMessage: string | undefined;
+  readonly timestamp: string | undefined;
+  readonly issues: readonly ValidationIssue[];
+  constructor(fields: ApiErrorFields, advice?: string) {
+    const issues = fields.issues ?? [];
+    const issueText = issues.length
+      ? `; invalid: ${issues.map((i) => `${i.path.join(".") || "(body)"}: ${i.message}`).join("; ")}`
+      : "";
+    super(
+      `${fields.method} ${fields.path} answered ${fields.status}` +
+        (fields.serverMessage ? `: ${excerpt(fields.serverMessage)}` : "") +
+        issueText +
+        (advice ? `. ${advice}` : ""),
+    );
+    this.status = fields.status;
+    this.method = fields.method;
+    this.path = fields.path;
+    this.serverMessage = fields.serverMessage === undefined ? undefined : redact(fields.serverMessage);
+    this.timestamp = fields.timestamp;
+    this.issues = issues;
+  }
+}
+
+/** 401: the key is wrong, revoked (a new key deletes the old ones) or for the other environment. */
+export class AuthError extends ApiError {
+  override readonly code = "AUTH";
+  constructor(fields: ApiErrorFields) {
+    super(
+      fields,
+      "Check BENEFITS_API_KEY: keys are per environment, and generating a new key in the portal revokes the old one",
+    );
+  }
+}
+
+/** 403: the organization lacks a permission; only the service operator can grant it. */
+export class PermissionError extends ApiError {
+  override readonly code = "FORBIDDEN";
+  constructor(fields: ApiErrorFields) {
+    super(
+      fields,
+      fields.method === "GET"
+        ? "The service operator must adjust your organization's permissions"
+        : "The service operator must adjust your organization's permissions; a POST also needs portal permission to view what it creates",
+    );
+  }
+}
+
+export class NotFoundError extends ApiError {
+  override readonly code = "NOT_FOUND";
+}
+
+/** 429. Retryable; `retryAfterMs` is the server's `Retry-After`, when it sent one. */
+export class RateLimitError extends ApiError {
+  override readonly code = "RATE_LIMITED";
+  override readonly retryable = true;
+  readonly retryAfterMs: number | undefined;
+  constructor(fields: ApiErrorFields) {
+    super(fields);
+    this.retryAfterMs = fields.retryAfterMs;
+  }
+}
+
+/** 5xx. 502, 503 and 504 are retryable; a 500 is usually a data problem in the request. */
+export class ServerError extends ApiError {
+  override readonly code = "SERVER_ERROR";
+  override readonly retryable: boolean;
+  readonly retryAfterMs: number | undefined;
+  constructor(fields: ApiErrorFields) {
+    super(fields, fields.status === 500 ? "A 500 usually means missing or malformed nested fields in the payload" : undefined);
+    this.retryable = fields.status === 502 || fields.status === 503 || fields.status === 504;
+    this.retryAfterMs = fields.retryAfterMs;
+  }
+}
+
+/** The request never got an answer: refused, reset, timed out. */
+export class TransportError extends BenefitsSyncError {
+  readonly code = "TRANSPORT";
+  override readonly retryable: boolean;
+  readonly method: string;
+  readonly path: string;
+  /** The underlying cause's code (`ECONNRESET`, `UND_ERR_HEADERS_TIMEOUT`, ...). */
+  readonly causeCode: string | undefined;
+  constructor(method: string, path: string, causeCode: string | undefined, detail: string, retryable: boolean, cause?: unknown) {
+    super(`${method} ${path} failed: ${detail}${causeCode ? ` (${causeCode})` : ""}`, { cause });
+    this.method = method;
+    this.path = path;
+    this.causeCode = causeCode;
+    this.retryable = retryable;
+  }
+}
+
+/** The answer was not JSON, or not the shape the endpoint promises. */
+export class ResponseShapeError extends BenefitsSyncError {
+  readonly code = "RESPONSE_SHAPE";
+  readonly endpoint: string;
+  readonly excerpt: string;
+  constructor(endpoint: string, problem: string, body: string) {
+    const ex = excerpt(body);
+    super(`${endpoint}: ${problem}; the answer began: ${JSON.stringify(ex)}`);
+    this.endpoint = endpoint;
+    this.excerpt = ex;
+  }
+}
+
+/** The server's cursor did not advance, or a page repeated ids: looping would never end. */
+export class PaginationError extends BenefitsSyncError {
+  readonly code = "PAGINATION";
+}
+
+/** Bad configuration or usage: the CLI exits 2. */
+export class ConfigError extends BenefitsSyncError {
+  readonly code = "CONFIG";
+  readonly problems: readonly string[];
+  constructor(problems: readonly string[]) {
+    super(`Invalid configuration:\n${problems.map((p) => `  - ${p}`).join("\n")}`);
+    this.problems = problems;
+  }
+}
+
+/** An enrollment request did not settle before its deadline. */
+export class TimeoutError extends BenefitsSyncError {
+  readonly code = "TIMEOUT";
+}
+
+/** A run would delete more than the guard allows; nothing was applied. */
+export class DeleteGuardError extends BenefitsSyncError {
+  readonly code = "DELETE_GUARD";
+}
