@@ -1,0 +1,214 @@
+import { Agent, type Dispatcher } from "undici";
+import { MedicalClaim } from "../../schemas/claim.js";
+import { Design } from "../../schemas/design.js";
+import { EnrollmentRequest, EnrollmentRequestAccepted } from "../../schemas/enrollment-request.js";
+import { Group } from "../../schemas/group.js";
+import { Member, type Coverage, type CoverageStatus } from "../../schemas/member.js";
+import {
+  InitialEnrollmentResult,
+  TerminateResult,
+  type AddDependentBody,
+  type AddSubscriberBody,
+  type CreateGroupBody,
+  type InitialEnrollmentBody,
+  type PatchMemberBody,
+  type TerminateBody,
+} from "../../schemas/writes.js";
+import type { z } from "zod";
+import { registerSecret } from "../errors.js";
+import { resolveClientOptions, type ClientOptions } from "./client-options.js";
+import { LIST_PATHS, paths, type ListResource } from "./endpoints.js";
+import { pollEnrollmentRequest, type WaitOptions } from "./enrollment-wait.js";
+import { redactingLogger } from "./logger.js";
+import { paginate, type Page } from "./paginate.js";
+import { unwrapList, validate } from "./shape.js";
+import { createTransport, type Query, type TransportStats } from "./transport.js";
+
+export type { ClientOptions } from "./client-options.js";
+
+export interface MemberFilters {
+  groupId?: string | undefined;
+  planId?: string | undefined;
+  effectiveDate?: string | undefined;
+  terminationDate?: string | undefined;
+  status?: CoverageStatus | undefined;
+}
+
+/** `serviceDateFrom` / `serviceDateTo` are sent under the configured claim date parameter names. */
+export interface ClaimFilters {
+  groupId?: string | undefined;
+  memberId?: string | undefined;
+  serviceDateFrom?: string | undefined;
+  serviceDateTo?: string | undefined;
+}
+
+export interface ListOptions {
+  /** Resume after this id. */
+  startAfter?: string | undefined;
+  signal?: AbortSignal | undefined;
+}
+
+/** A client of the service: one typed function per endpoint, plus raw pages for the sync engine. */
+export interface ServiceClient {
+  /** The base URL in use, without a trailing slash. */
+  readonly baseUrl: string;
+  /** Raw pages for the sync engine: items are `unknown` (not validated), so one bad item can be quarantined. */
+  pages(resource: ListResource, filters?: Record<string, string | undefined>, opts?: ListOptions): AsyncGenerator<Page<unknown>>;
+  /** `GET /v2/designs`, every item validated. */
+  listDesigns(opts?: ListOptions): AsyncGenerator<Design>;
+  /** `GET /v2/groups`, every item validated. */
+  listGroups(opts?: ListOptions): AsyncGenerator<Group>;
+  /** `GET /v2/members` with filters, every item validated. */
+  listMembers(filters?: MemberFilters, opts?: ListOptions): AsyncGenerator<Member>;
+  /** `GET /v1/claims/medical` with filters, every item validated. */
+  listMedicalClaims(filters?: ClaimFilters, opts?: ListOptions): AsyncGenerator<MedicalClaim>;
+  /** `POST /v2/groups`. */
+  createGroup(body: CreateGroupBody): Promise<Group>;
+  /** `POST /v2/groups/{groupPolicyId}/enroll/initial-enrollment`. */
+  initialEnrollment(groupPolicyId: string, body: InitialEnrollmentBody): Promise<InitialEnrollmentResult>;
+  /** `POST /v3/groups/{groupPolicyId}/enroll/add-subscriber`: answers an enrollment request to poll. */
+  addSubscriber(groupPolicyId: string, body: AddSubscriberBody): Promise<EnrollmentRequestAccepted>;
+  /** `GET /v1/enrollmentRequests/{id}`. */
+  getEnrollmentRequest(id: string, opts?: { signal?: AbortSignal | undefined }): Promise<EnrollmentRequest>;
+  /** Poll until `succeeded` or `failed`; `TimeoutError` after `timeoutMs` (default 120 s). */
+  waitForEnrollmentRequest(id: string, opts?: WaitOptions): Promise<EnrollmentRequest>;
+  /** `POST /v3/groups/{groupPolicyId}/enroll/{subscriberCoverageId}/add-dependent`. */
+  addDependent(groupPolicyId: string, subscriberCoverageId: string, body: AddDependentBody): Promise<EnrollmentRequestAccepted>;
+  /** `POST /v3/groups/{groupPolicyId}/enroll/terminate`: answers the terminated coverage. */
+  terminate(groupPolicyId: string, body: TerminateBody): Promise<Coverage>;
+  /** `GET /v1/members/{memberId}`. */
+  getMember(memberId: string, opts?: { signal?: AbortSignal | undefined }): Promise<Member>;
+  /** `PATCH /v2/members/{memberId}`. */
+  patchMember(memberId: string, body: PatchMemberBody): Promise<Member>;
+  /** Low-level: one GET with retries, JSON-parsed, shape unchecked (used by doctor). `path` starts with `/`. */
+  getJson(path: string, query?: Record<string, string | undefined>, opts?: { signal?: AbortSignal | undefined }): Promise<unknown>;
+  /** Counters, for progress and the benchmark. */
+  readonly stats: Readonly<TransportStats>;
+  /** Close the Agent this client created (an injected dispatcher is left to its owner). */
+  close(): Promise<void>;
+}
+
+/**
+ * Create a client of the service. The key goes out as `authorization: Bearer <key>` on every
+ * request and is registered for redaction, so no error or log line carries it.
+ *
+ * @example
+ * const client = createClient({ baseUrl: "http://127.0.0.1:4010", apiKey: process.env.BENEFITS_API_KEY! });
+ * for await (const member of client.listMembers({ status: "active" })) console.log(member.id);
+ * await client.close();
+ */
+export function createClient(options: ClientOptions): ServiceClient {
+  registerSecret(options.apiKey);
+  const o = resolveClientOptions(options);
+  const ownAgent =
+    o.dispatcher === undefined
+      ? new Agent({
+          connect: { timeout: o.deadlines.connectMs },
+          headersTimeout: o.deadlines.headersMs,
+          bodyTimeout: o.deadlines.bodyMs,
+        })
+      : undefined;
+  const dispatcher: Dispatcher = o.dispatcher ?? (ownAgent as Agent);
+  const transport = createTransport({ ...o, dispatcher, logger: redactingLogger(o.logger) });
+
+  const get = (path: string, query?: Query, signal?: AbortSignal) => transport.send({ method: "GET", path, query, signal });
+  const write = (method: "POST" | "PATCH", path: string, body: unknown) => transport.send({ method, path, body });
+
+  function listQuery(resource: ListResource, filters: Record<string, string | undefined>): Query {
+    const size = o.pageSize[resource] ?? o.pageSize.default;
+    const query: Query = { limit: size === undefined ? undefined : String(size) };
+    for (const [k, v] of Object.entries(filters)) {
+      // The spec does not name the claim date parameters: the canonical names map to configured ones.
+      const key =
+        resource === "claims" && k === "serviceDateFrom" ? o.claimDateParams.from
+        : resource === "claims" && k === "serviceDateTo" ? o.claimDateParams.to
+        : k;
+      query[key] = v;
+    }
+    return query;
+  }
+
+  function pages(resource: ListResource, filters: Record<string, string | undefined> = {}, opts: ListOptions = {}) {
+    const path = LIST_PATHS[resource];
+    const query = listQuery(resource, filters);
+    const idField = o.idFields[resource];
+    const idOf =
+      idField === undefined || idField === "id"
+        ? undefined
+        : (item: unknown) => {
+            const id = item !== null && typeof item === "object" ? (item as Record<string, unknown>)[idField] : undefined;
+            return typeof id === "string" && id !== "" ? id : undefined;
+          };
+    return paginate(
+      async (startAfter) => unwrapList(await get(path, { ...query, startAfter }, opts.signal), `GET ${path}`),
+      { startAfter: opts.startAfter, idOf },
+    );
+  }
+
+  async function* typed<S extends z.ZodType>(
+    resource: ListResource,
+    schema: S,
+    what: string,
+    filters: Record<string, string | undefined> | undefined,
+    opts: ListOptions | undefined,
+  ): AsyncGenerator<z.infer<S>> {
+    for await (const page of pages(resource, filters, opts)) {
+      for (const [i, item] of page.items.entries()) {
+        yield validate(schema, item, `GET ${LIST_PATHS[resource]}`, `${what} (page ${page.index}, item ${i})`);
+      }
+    }
+  }
+
+  const getEnrollmentRequest = async (id: string, opts: { signal?: AbortSignal | undefined } = {}) => {
+    const path = paths.enrollmentRequest(id);
+    return validate(EnrollmentRequest, await get(path, undefined, opts.signal), `GET ${path}`, "EnrollmentRequest");
+  };
+
+  return {
+    baseUrl: o.baseUrl,
+    pages,
+    listDesigns: (opts) => typed("designs", Design, "Design", undefined, opts),
+    listGroups: (opts) => typed("groups", Group, "Group", undefined, opts),
+    listMembers: (filters, opts) => typed("members", Member, "Member", { ...filters }, opts),
+    listMedicalClaims: (filters, opts) => typed("claims", MedicalClaim, "MedicalClaim", { ...filters }, opts),
+    async createGroup(body) {
+      const path = paths.groups();
+      return validate(Group, await write("POST", path, body), `POST ${path}`, "Group");
+    },
+    async initialEnrollment(groupPolicyId, body) {
+      const path = paths.initialEnrollment(groupPolicyId);
+      return validate(InitialEnrollmentResult, await write("POST", path, body), `POST ${path}`, "InitialEnrollmentResult");
+    },
+    async addSubscriber(groupPolicyId, body) {
+      const path = paths.addSubscriber(groupPolicyId);
+      return validate(EnrollmentRequestAccepted, await write("POST", path, body), `POST ${path}`, "EnrollmentRequestAccepted");
+    },
+    getEnrollmentRequest,
+    waitForEnrollmentRequest: (id, opts = {}) =>
+      pollEnrollmentRequest((signal) => getEnrollmentRequest(id, { signal }), id, opts, o.sleep, o.random),
+    async addDependent(groupPolicyId, subscriberCoverageId, body) {
+      const path = paths.addDependent(groupPolicyId, subscriberCoverageId);
+      return validate(EnrollmentRequestAccepted, await write("POST", path, body), `POST ${path}`, "EnrollmentRequestAccepted");
+    },
+    async terminate(groupPolicyId, body) {
+      const path = paths.terminate(groupPolicyId);
+      return validate(TerminateResult, await write("POST", path, body), `POST ${path}`, "Coverage");
+    },
+    async getMember(memberId, opts = {}) {
+      const path = paths.member(memberId);
+      return validate(Member, await get(path, undefined, opts.signal), `GET ${path}`, "Member");
+    },
+    async patchMember(memberId, body) {
+      const path = paths.patchMember(memberId);
+      return validate(Member, await write("PATCH", path, body), `PATCH ${path}`, "Member");
+    },
+    getJson(path, query, opts = {}) {
+      if (!path.startsWith("/")) throw new TypeError(`getJson: path must start with "/", got ${JSON.stringify(path)}`);
+      return get(path, query, opts.signal);
+    },
+    stats: transport.stats,
+    async close() {
+      await ownAgent?.close();
+    },
+  };
+}

@@ -1,0 +1,89 @@
+import { PaginationError } from "../errors.js";
+
+/** What one fetch of a page returns: its items and, when the server says so, whether more follow. */
+export interface PageResult<T> {
+  items: T[];
+  hasMore?: boolean | undefined;
+}
+
+/** One page of a walk, as `paginate()` yields it. */
+export interface Page<T> {
+  /** This page's items, as received. */
+  items: T[];
+  /** The cursor this page was asked with. */
+  startAfter: string | undefined;
+  /** The cursor for the next page (id of the last item that has an id); undefined on the last page. */
+  next: string | undefined;
+  /** 0-based page number within this walk. */
+  index: number;
+}
+
+export interface PaginateOptions<T> {
+  /** Resume a walk after this id. */
+  startAfter?: string | undefined;
+  /** How to read an item's id; default: `item.id` when it is a non-empty string. */
+  idOf?: ((item: T) => string | undefined) | undefined;
+}
+
+/** The default id reader: `item.id` when it is a non-empty string, else undefined. */
+export function defaultIdOf(item: unknown): string | undefined {
+  if (item === null || typeof item !== "object") return undefined;
+  const id = (item as { id?: unknown }).id;
+  return typeof id === "string" && id.length > 0 ? id : undefined;
+}
+
+/**
+ * Walk a cursor-paginated list. Pure: it knows the cursor rules and nothing about HTTP.
+ *
+ * - The end of the list is an empty page or a page with `hasMore: false`. A short page is not the
+ *   end, because the server's page size is not documented as fixed.
+ * - The next cursor is the id of the last item that has one; items without an id do not stop the
+ *   walk (the caller quarantines them), but a non-empty page where no item has an id does.
+ * - A cursor that does not advance, or a page that repeats an id already seen in this walk, is a
+ *   server fault: a {@link PaginationError} ends the walk instead of looping forever.
+ *
+ * @example
+ * for await (const page of paginate((after) => fetchMembers(after))) {
+ *   store(page.items);
+ * }
+ */
+export async function* paginate<T>(
+  fetchPage: (startAfter: string | undefined) => Promise<PageResult<T>>,
+  opts: PaginateOptions<T> = {},
+): AsyncGenerator<Page<T>> {
+  const idOf = opts.idOf ?? (defaultIdOf as (item: T) => string | undefined);
+  const seen = new Set<string>();
+  let cursor = opts.startAfter;
+  for (let index = 0; ; index++) {
+    const page = await fetchPage(cursor);
+    const items = page.items;
+    if (items.length === 0) return;
+
+    let lastId: string | undefined;
+    for (const item of items) {
+      const id = idOf(item);
+      if (id === undefined) continue;
+      if (seen.has(id)) {
+        throw new PaginationError(
+          `page ${index} (startAfter=${cursor ?? "none"}) repeats id ${JSON.stringify(id)} already seen in this walk: ` +
+            "the server's cursor is not advancing, so the walk stops instead of looping",
+        );
+      }
+      seen.add(id);
+      lastId = id;
+    }
+    if (lastId === undefined) {
+      throw new PaginationError(
+        `page ${index} (startAfter=${cursor ?? "none"}) has ${items.length} item(s) and none has an id: the cursor cannot advance`,
+      );
+    }
+    if (lastId === cursor) {
+      throw new PaginationError(`page ${index} ends with the cursor it was asked with (${JSON.stringify(cursor)}): the cursor does not advance`);
+    }
+
+    const last = page.hasMore === false;
+    yield { items, startAfter: cursor, next: last ? undefined : lastId, index };
+    if (last) return;
+    cursor = lastId;
+  }
+}

@@ -1,0 +1,76 @@
+import { ErrorBody } from "../../schemas/error-body.js";
+import {
+  ApiError,
+  AuthError,
+  NotFoundError,
+  PermissionError,
+  RateLimitError,
+  ResponseShapeError,
+  ServerError,
+  type ApiErrorFields,
+  redact,
+  type BenefitsSyncError,
+} from "../errors.js";
+import { redactDeep } from "./redact-deep.js";
+
+/**
+ * Map an error answer to its typed error: 400/409/other 4xx `ApiError` (with the Zod issues of a
+ * validation failure), 401 `AuthError`, 403 `PermissionError`, 404 `NotFoundError`, 429
+ * `RateLimitError`, 5xx `ServerError`. The server's `message` and `timestamp` are kept (redacted).
+ *
+ * A body that is not JSON (an HTML page from a proxy) is a `ResponseShapeError` that names the
+ * endpoint and shows a short redacted excerpt. An empty body still maps by status: a bare 401 or
+ * 429 says all it needs to.
+ *
+ * @example
+ * errorFromResponse({ status: 404, method: "GET", path: "/v1/members/x", text: '{"message":"no member"}' })
+ * // NotFoundError: GET /v1/members/x answered 404: no member
+ */
+export function errorFromResponse(res: {
+  status: number;
+  method: string;
+  path: string;
+  text: string;
+  retryAfterMs?: number | undefined;
+}): BenefitsSyncError {
+  const fields: { -readonly [K in keyof ApiErrorFields]: ApiErrorFields[K] } = {
+    status: res.status,
+    method: res.method,
+    path: redact(res.path),
+    retryAfterMs: res.retryAfterMs,
+  };
+  if (res.text.trim() !== "") {
+    let body: unknown;
+    try {
+      body = JSON.parse(res.text);
+    } catch {
+      return new ResponseShapeError(redact(`${res.method} ${res.path}`), `the ${res.status} answer is not JSON`, res.text);
+    }
+    const parsed = ErrorBody.safeParse(body);
+    if (parsed.success) {
+      Object.assign(fields, {
+        serverMessage: parsed.data.message,
+        timestamp: parsed.data.timestamp,
+        issues: parsed.data.errors === undefined ? undefined : redactDeep(parsed.data.errors),
+      });
+    } else if (body !== null && typeof body === "object") {
+      // Not the documented shape: keep whatever message there is rather than losing the status.
+      const message = (body as Record<string, unknown>).message ?? (body as Record<string, unknown>).error;
+      if (typeof message === "string") fields.serverMessage = message;
+    }
+  }
+  switch (true) {
+    case res.status === 401:
+      return new AuthError(fields);
+    case res.status === 403:
+      return new PermissionError(fields);
+    case res.status === 404:
+      return new NotFoundError(fields);
+    case res.status === 429:
+      return new RateLimitError(fields);
+    case res.status >= 500:
+      return new ServerError(fields);
+    default:
+      return new ApiError(fields);
+  }
+}

@@ -1,0 +1,177 @@
+import pLimit from "p-limit";
+import { request, type Dispatcher } from "undici";
+import { ApiError, BenefitsSyncError, ResponseShapeError, TransportError } from "../errors.js";
+import type { Logger } from "./logger.js";
+import { createRateLimiter } from "./rate-limiter.js";
+import { errorFromResponse } from "./response-errors.js";
+import { parseRetryAfter, retryDelay, RETRY_STATUSES, type RetryPolicy } from "./retry.js";
+import { parseJson } from "./shape.js";
+import type { Sleep } from "./sleep.js";
+import { toTransportError } from "./transport-errors.js";
+
+export type HttpMethod = "GET" | "POST" | "PATCH";
+export type Query = Record<string, string | undefined>;
+
+/** Connect, headers and body deadlines in milliseconds (undici's 300 s defaults are far too long). */
+export interface Deadlines {
+  readonly connectMs: number;
+  readonly headersMs: number;
+  /** Both the longest pause between body chunks and the longest time to read a whole body. */
+  readonly bodyMs: number;
+}
+
+export const DEFAULT_DEADLINES: Deadlines = Object.freeze({ connectMs: 10_000, headersMs: 30_000, bodyMs: 30_000 });
+
+export interface TransportOptions {
+  readonly baseUrl: string;
+  readonly apiKey: string;
+  readonly dispatcher: Dispatcher;
+  readonly concurrency: number;
+  readonly requestsPerSecond: number;
+  readonly deadlines: Deadlines;
+  readonly retry: RetryPolicy;
+  readonly logger: Logger;
+  readonly sleep: Sleep;
+  readonly random: () => number;
+}
+
+export interface SendRequest {
+  readonly method: HttpMethod;
+  /** The path with its version prefix, path parameters already encoded: `/v1/members/abc`. */
+  readonly path: string;
+  readonly query?: Query | undefined;
+  readonly body?: unknown;
+  readonly signal?: AbortSignal | undefined;
+}
+
+/** Counters of one client, for progress lines and the benchmark. */
+export interface TransportStats {
+  /** Attempts sent, retries included. */
+  requests: number;
+  /** Attempts that were a retry of an earlier one. */
+  retries: number;
+}
+
+export interface Transport {
+  /** Send one request with the client's retry policy; resolves to the parsed JSON (undefined for an empty 2xx body). */
+  send(req: SendRequest): Promise<unknown>;
+  readonly stats: TransportStats;
+}
+
+type Outcome = { ok: true; value: unknown } | { ok: false; error: BenefitsSyncError; status: number; retryAfterMs?: number | undefined };
+
+/**
+ * The HTTP layer of the client: one `undici.request` per attempt through the given dispatcher, the
+ * bearer key on every request, one concurrency limit and one requests-per-second budget shared by
+ * all calls, and retries with full-jitter backoff for what is safe to retry:
+ * - a GET on 429, 502, 503, 504 (honouring `Retry-After` up to `retryAfterCapMs`) or a connection fault;
+ * - a POST or PATCH only when the connection was refused or never opened, never once it may have arrived.
+ * When the attempts run out, the last error is thrown.
+ *
+ * @example
+ * const t = createTransport({ baseUrl, apiKey, dispatcher: new Agent(), ...defaults });
+ * const body = await t.send({ method: "GET", path: "/v2/designs" });
+ */
+export function createTransport(opts: TransportOptions): Transport {
+  const limit = pLimit(Math.max(1, opts.concurrency));
+  const waitForSlot = createRateLimiter(opts.requestsPerSecond, opts.sleep);
+  const stats: TransportStats = { requests: 0, retries: 0 };
+  const headers = {
+    authorization: `Bearer ${opts.apiKey}`,
+    accept: "application/json",
+    "user-agent": "benefits-sync",
+  };
+
+  async function attempt(req: SendRequest, pathWithQuery: string, attemptNo: number): Promise<Outcome> {
+    await waitForSlot(req.signal);
+    stats.requests++;
+    const started = performance.now();
+    const res = await request(`${opts.baseUrl}${pathWithQuery}`, {
+      method: req.method,
+      dispatcher: opts.dispatcher,
+      headers: req.body === undefined ? headers : { ...headers, "content-type": "application/json" },
+      body: req.body === undefined ? undefined : JSON.stringify(req.body),
+      signal: req.signal,
+      headersTimeout: opts.deadlines.headersMs,
+      bodyTimeout: opts.deadlines.bodyMs,
+    });
+    // undici keeps the socket busy until the body is consumed: always read it, errors included.
+    const text = await readBody(res.body, opts.deadlines.bodyMs);
+    const status = res.statusCode;
+    opts.logger.debug("http", {
+      method: req.method,
+      path: req.path,
+      status,
+      ms: Math.round(performance.now() - started),
+      attempt: attemptNo,
+    });
+    if (status >= 200 && status < 300) {
+      return { ok: true, value: text.trim() === "" ? undefined : parseJson(text, `${req.method} ${req.path}`, status) };
+    }
+    const retryAfterMs = parseRetryAfter(res.headers["retry-after"]);
+    return { ok: false, status, retryAfterMs, error: errorFromResponse({ status, method: req.method, path: pathWithQuery, text, retryAfterMs }) };
+  }
+
+  async function send(req: SendRequest): Promise<unknown> {
+    const pathWithQuery = req.path + queryString(req.query);
+    const idempotent = req.method === "GET";
+    for (let attemptNo = 0; ; attemptNo++) {
+      let error: BenefitsSyncError;
+      let retry: boolean;
+      let retryAfterMs: number | undefined;
+      try {
+        const outcome = await limit(() => attempt(req, pathWithQuery, attemptNo));
+        if (outcome.ok) return outcome.value;
+        error = outcome.error;
+        retryAfterMs = outcome.retryAfterMs;
+        retry = idempotent && RETRY_STATUSES.has(outcome.status);
+      } catch (err) {
+        // The caller's own abort is not a fault of the service: pass it through untouched.
+        if (req.signal?.aborted) throw req.signal.reason ?? err;
+        if (err instanceof ApiError || err instanceof ResponseShapeError) throw err;
+        error = toTransportError(err, req.method, pathWithQuery);
+        retry = error instanceof TransportError && error.retryable;
+      }
+      if (!retry || attemptNo + 1 >= opts.retry.maxAttempts) throw error;
+      const delayMs =
+        retryAfterMs !== undefined
+          ? Math.min(retryAfterMs, opts.retry.retryAfterCapMs)
+          : retryDelay(attemptNo, opts.retry, opts.random);
+      stats.retries++;
+      opts.logger.warn("retrying", {
+        method: req.method,
+        path: req.path,
+        attempt: attemptNo + 1,
+        delayMs,
+        reason: error instanceof TransportError ? error.causeCode : error.code,
+        status: error instanceof ApiError ? error.status : undefined,
+      });
+      await opts.sleep(delayMs, req.signal);
+    }
+  }
+
+  return { send, stats };
+}
+
+/** Build `?a=1&b=2` from the defined values, or "" when there are none. */
+export function queryString(query: Query | undefined): string {
+  if (!query) return "";
+  const params = new URLSearchParams();
+  for (const [k, v] of Object.entries(query)) if (v !== undefined) params.append(k, v);
+  const s = params.toString();
+  return s ? `?${s}` : "";
+}
+
+/** Read a whole body as text, failing with code BODY_DEADLINE if it takes longer than `ms` in total. */
+async function readBody(body: Dispatcher.ResponseData["body"], ms: number): Promise<string> {
+  // undici's bodyTimeout only bounds the pause between chunks; a server trickling one byte a
+  // second would never trip it, so the whole read gets a deadline too.
+  const timer = setTimeout(() => {
+    body.destroy(Object.assign(new Error(`body not complete after ${ms} ms`), { code: "BODY_DEADLINE" }));
+  }, ms);
+  try {
+    return await body.text();
+  } finally {
+    clearTimeout(timer);
+  }
+}

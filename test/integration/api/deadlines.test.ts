@@ -1,0 +1,90 @@
+import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { createClient } from "../../../src/api/client.js";
+import { TransportError } from "../../../src/errors.js";
+import { KeyProbe, startServer, type TestServer } from "./harness.js";
+
+const KEY = "dl-key-3f9b7a0d22c8";
+const probe = new KeyProbe(KEY);
+let server: TestServer | undefined;
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+});
+afterAll(() => probe.assertClean());
+
+describe("deadlines", () => {
+  it("a server that never answers fails at the headers deadline plus at most one second", async () => {
+    server = await startServer(() => {}); // accepts, reads the request, never answers
+    const c = createClient({ baseUrl: server.url, apiKey: KEY, logger: probe.logger, deadlines: { headersMs: 1000 }, retry: { maxAttempts: 1 } });
+    const started = performance.now();
+    const err = await probe.reject(c.getJson("/v2/members"));
+    const elapsed = performance.now() - started;
+    expect(err).toBeInstanceOf(TransportError);
+    expect((err as TransportError).causeCode).toBe("UND_ERR_HEADERS_TIMEOUT");
+    expect((err as TransportError).retryable).toBe(true);
+    expect(elapsed).toBeGreaterThanOrEqual(950);
+    expect(elapsed).toBeLessThan(2000);
+    await c.close();
+  });
+
+  it("with retries, each attempt gets the same deadline", async () => {
+    server = await startServer(() => {});
+    const c = createClient({
+      baseUrl: server.url,
+      apiKey: KEY,
+      logger: probe.logger,
+      deadlines: { headersMs: 300 },
+      retry: { maxAttempts: 3 },
+      sleep: async () => {},
+    });
+    const started = performance.now();
+    await probe.reject(c.getJson("/v2/members"));
+    expect(server.hits).toHaveLength(3);
+    // undici's headers timer ticks about every 500 ms, so each attempt may overrun by up to a second.
+    expect(performance.now() - started).toBeLessThan(3 * (300 + 1000));
+    await c.close();
+  });
+
+  it("a body that trickles forever fails at the body deadline plus at most one second", async () => {
+    server = await startServer((_req, res) => {
+      res.writeHead(200, { "content-type": "application/json" });
+      res.write('{"data":[');
+      const t = setInterval(() => res.write(" "), 100);
+      res.on("close", () => clearInterval(t));
+    });
+    const c = createClient({ baseUrl: server.url, apiKey: KEY, logger: probe.logger, deadlines: { bodyMs: 800 }, retry: { maxAttempts: 1 } });
+    const started = performance.now();
+    const err = await probe.reject(c.getJson("/v2/members"));
+    expect((err as TransportError).causeCode).toBe("BODY_DEADLINE");
+    expect(performance.now() - started).toBeLessThan(1800);
+    await c.close();
+  });
+
+  it("a body that stalls fails with undici's body timeout", async () => {
+    server = await startServer((_req, res) => {
+      res.writeHead(200, { "content-type": "application/json" });
+      res.write('{"data":[');
+    });
+    const c = createClient({ baseUrl: server.url, apiKey: KEY, logger: probe.logger, deadlines: { bodyMs: 500 }, retry: { maxAttempts: 1 } });
+    const err = await probe.reject(c.getJson("/v2/members"));
+    expect(["UND_ERR_BODY_TIMEOUT", "BODY_DEADLINE"]).toContain((err as TransportError).causeCode);
+    await c.close();
+  });
+
+  it("the caller's abort ends a hanging walk at once, with the caller's reason", async () => {
+    server = await startServer(() => {});
+    const c = createClient({ baseUrl: server.url, apiKey: KEY, logger: probe.logger });
+    const ctl = new AbortController();
+    const reason = new Error("stopped by the caller");
+    setTimeout(() => ctl.abort(reason), 100);
+    const started = performance.now();
+    const err = await probe.reject(
+      (async () => {
+        for await (const _ of c.pages("members", {}, { signal: ctl.signal })) void _;
+      })(),
+    );
+    expect(err).toBe(reason);
+    expect(performance.now() - started).toBeLessThan(1000);
+    await c.close();
+  });
+});

@@ -1,0 +1,85 @@
+import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { createClient } from "../../../src/api/client.js";
+import { TimeoutError } from "../../../src/errors.js";
+import { json, KeyProbe, startServer, type TestServer } from "./harness.js";
+
+const KEY = "wl-key-61c0de2b8f57";
+const probe = new KeyProbe(KEY);
+let server: TestServer | undefined;
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+});
+afterAll(() => probe.assertClean());
+
+describe("enrollment requests", () => {
+  it("add-subscriber, then waitForEnrollmentRequest polls until it succeeds", async () => {
+    const statuses = ["pending", "processing", "succeeded"];
+    let polls = 0;
+    server = await startServer((_req, res, hit) => {
+      if (hit.method === "POST") return json(res, 202, { enrollmentRequestId: "er-1" });
+      json(res, 200, { id: "er-1", status: statuses[Math.min(polls++, 2)], createdAt: "2025-01-01T00:00:00Z", extra: { kept: true } });
+    });
+    const c = createClient({ baseUrl: server.url, apiKey: KEY, logger: probe.logger });
+    const accepted = await c.addSubscriber("gp-1", {
+      subscribers: [{ plan: "p1", self: { firstName: "A", lastName: "B", dateOfBirth: "1990-01-01", ssn: "123456789", memberType: "employee" } }],
+    });
+    const done = await c.waitForEnrollmentRequest(accepted.enrollmentRequestId, { intervalMs: 20, timeoutMs: 5000 });
+    expect(done.status).toBe("succeeded");
+    expect(done.extra).toEqual({ kept: true });
+    expect(server.hits.map((h) => `${h.method} ${h.path}`)).toEqual([
+      "POST /v3/groups/gp-1/enroll/add-subscriber",
+      "GET /v1/enrollmentRequests/er-1",
+      "GET /v1/enrollmentRequests/er-1",
+      "GET /v1/enrollmentRequests/er-1",
+    ]);
+    // Polls back off: the second pause is longer than the first's minimum.
+    const gaps = server.hits.slice(1).map((h, i, a) => (i === 0 ? 0 : h.at - a[i - 1]!.at)).slice(1);
+    expect(gaps[0]).toBeGreaterThanOrEqual(9);
+    await c.close();
+  });
+
+  it("a request that never settles ends with a TimeoutError at the deadline plus at most one second", async () => {
+    server = await startServer((_req, res) => json(res, 200, { id: "er-2", status: "pending" }));
+    const c = createClient({ baseUrl: server.url, apiKey: KEY, logger: probe.logger });
+    const started = performance.now();
+    const err = await probe.reject(c.waitForEnrollmentRequest("er-2", { timeoutMs: 400, intervalMs: 50 }));
+    expect(err).toBeInstanceOf(TimeoutError);
+    expect((err as TimeoutError).code).toBe("TIMEOUT");
+    expect(performance.now() - started).toBeLessThan(1400);
+    expect(server.hits.length).toBeGreaterThan(1);
+    await c.close();
+  });
+});
+
+describe("shared limits", () => {
+  it("never has more requests in flight than the concurrency limit", async () => {
+    let inFlight = 0;
+    let peak = 0;
+    server = await startServer((_req, res) => {
+      inFlight++;
+      peak = Math.max(peak, inFlight);
+      setTimeout(() => {
+        inFlight--;
+        json(res, 200, { ok: true });
+      }, 40);
+    });
+    const c = createClient({ baseUrl: server.url, apiKey: KEY, logger: probe.logger, concurrency: 3 });
+    await Promise.all(Array.from({ length: 12 }, (_, i) => c.getJson(`/v1/members/m${i}`)));
+    expect(server.hits).toHaveLength(12);
+    expect(peak).toBe(3);
+    await c.close();
+  });
+
+  it("spaces requests by the requests-per-second budget across concurrent calls", async () => {
+    server = await startServer((_req, res) => json(res, 200, { ok: true }));
+    const c = createClient({ baseUrl: server.url, apiKey: KEY, logger: probe.logger, concurrency: 4, requestsPerSecond: 20 });
+    await Promise.all(Array.from({ length: 6 }, (_, i) => c.getJson(`/v1/members/m${i}`)));
+    const times = server.hits.map((h) => h.at).sort((a, b) => a - b);
+    const gaps = times.slice(1).map((t, i) => t - times[i]!);
+    expect(gaps).toHaveLength(5);
+    // 20 per second is one every 50 ms; allow a few ms of timer jitter.
+    for (const g of gaps) expect(g).toBeGreaterThanOrEqual(45);
+    await c.close();
+  });
+});

@@ -1,0 +1,70 @@
+import { describe, expect, it } from "vitest";
+import { errorFromResponse } from "../../../src/api/response-errors.js";
+import {
+  ApiError,
+  AuthError,
+  NotFoundError,
+  PermissionError,
+  RateLimitError,
+  ResponseShapeError,
+  ServerError,
+} from "../../../src/errors.js";
+
+const body = (message: string, extra: object = {}) => JSON.stringify({ timestamp: "2025-01-01T00:00:00Z", path: "/p", message, ...extra });
+
+describe("errorFromResponse", () => {
+  it("maps each status to its typed error, with the server's message", () => {
+    const cases: [number, new (...a: never[]) => ApiError, string][] = [
+      [400, ApiError, "API_ERROR"],
+      [401, AuthError, "AUTH"],
+      [403, PermissionError, "FORBIDDEN"],
+      [404, NotFoundError, "NOT_FOUND"],
+      [409, ApiError, "API_ERROR"],
+      [429, RateLimitError, "RATE_LIMITED"],
+      [500, ServerError, "SERVER_ERROR"],
+      [503, ServerError, "SERVER_ERROR"],
+    ];
+    for (const [status, cls, code] of cases) {
+      const e = errorFromResponse({ status, method: "GET", path: "/v2/groups", text: body(`msg ${status}`) });
+      expect(e).toBeInstanceOf(cls);
+      expect(e.code).toBe(code);
+      expect(e.message).toContain(`msg ${status}`);
+      expect((e as ApiError).status).toBe(status);
+      expect((e as ApiError).timestamp).toBe("2025-01-01T00:00:00Z");
+      expect(e.retryable).toBe(status === 429 || status === 503);
+    }
+  });
+
+  it("keeps the Zod issues of a 400", () => {
+    const e = errorFromResponse({
+      status: 400,
+      method: "POST",
+      path: "/v2/groups",
+      text: body("Validation failed", { errors: [{ path: ["adminEmail"], message: "Invalid email", code: "invalid_format" }] }),
+    }) as ApiError;
+    expect(e.issues).toEqual([{ path: ["adminEmail"], message: "Invalid email", code: "invalid_format" }]);
+    expect(e.message).toContain("adminEmail: Invalid email");
+  });
+
+  it("turns an HTML page into a ResponseShapeError naming the endpoint, with a short excerpt", () => {
+    const html = `<html><body><h1>502 Bad Gateway</h1>${"x".repeat(5000)}</body></html>`;
+    const e = errorFromResponse({ status: 502, method: "GET", path: "/v2/members", text: html }) as ResponseShapeError;
+    expect(e).toBeInstanceOf(ResponseShapeError);
+    expect(e.endpoint).toBe("GET /v2/members");
+    expect(e.message).toContain("502 answer is not JSON");
+    expect(e.message).toContain("502 Bad Gateway");
+    expect(e.excerpt.length).toBeLessThanOrEqual(201);
+  });
+
+  it("maps an empty body by status, and keeps Retry-After", () => {
+    const e = errorFromResponse({ status: 429, method: "GET", path: "/v2/members", text: "", retryAfterMs: 2000 });
+    expect(e).toBeInstanceOf(RateLimitError);
+    expect((e as RateLimitError).retryAfterMs).toBe(2000);
+    expect(errorFromResponse({ status: 401, method: "GET", path: "/x", text: "" })).toBeInstanceOf(AuthError);
+  });
+
+  it("keeps a message from a JSON body that is not the documented shape", () => {
+    const e = errorFromResponse({ status: 404, method: "GET", path: "/x", text: '{"error":"gone"}' });
+    expect(e.message).toContain("gone");
+  });
+});
