@@ -1,0 +1,140 @@
+import type { Database } from "better-sqlite3";
+import { StoredResources, ViewColumns, columnName, type StoredResource } from "./resources.js";
+
+/**
+ * Schema migrations, applied in order by `PRAGMA user_version`. Each runs in one transaction, so
+ * an interrupted migration leaves the previous version intact.
+ *
+ * Storage layout: one append-only version table per resource (`_<resource>_v`). A version row is
+ * written once when a record is inserted or changed, and closed (`valid_to_run`) when it is
+ * replaced or deleted. The current tables, the history and the `changes` feed are views derived
+ * from it, so each observed change is written once, not three times.
+ */
+export const migrations: readonly ((db: Database) => void)[] = [
+  (db) => {
+    db.exec(`
+      CREATE TABLE _runs (
+        run_id INTEGER PRIMARY KEY AUTOINCREMENT,
+        job TEXT NOT NULL,
+        status TEXT NOT NULL CHECK (status IN ('running', 'succeeded', 'failed')),
+        started_at TEXT NOT NULL,
+        finished_at TEXT,
+        options TEXT NOT NULL,
+        resumed_from INTEGER REFERENCES _runs(run_id),
+        pid INTEGER,
+        host TEXT,
+        error TEXT
+      );
+      CREATE TABLE _run_counts (
+        run_id INTEGER NOT NULL,
+        resource TEXT NOT NULL,
+        seen INTEGER NOT NULL DEFAULT 0,
+        inserted INTEGER NOT NULL DEFAULT 0,
+        updated INTEGER NOT NULL DEFAULT 0,
+        deleted INTEGER NOT NULL DEFAULT 0,
+        unchanged INTEGER NOT NULL DEFAULT 0,
+        quarantined INTEGER NOT NULL DEFAULT 0,
+        PRIMARY KEY (run_id, resource)
+      ) WITHOUT ROWID;
+      -- The walk's checkpoint: one row per scope (a resource plus its filters), written in the
+      -- same transaction as the changes of the pages it covers.
+      CREATE TABLE _walk (
+        run_id INTEGER NOT NULL,
+        scope TEXT NOT NULL,
+        resource TEXT NOT NULL,
+        filters TEXT NOT NULL,
+        cursor TEXT,
+        pages INTEGER NOT NULL DEFAULT 0,
+        records INTEGER NOT NULL DEFAULT 0,
+        complete INTEGER NOT NULL DEFAULT 0,
+        quarantined INTEGER NOT NULL DEFAULT 0,
+        PRIMARY KEY (run_id, scope)
+      ) WITHOUT ROWID;
+      -- Ids seen by the walk in progress (kept across a crash, so a resumed walk still proves deletes).
+      CREATE TABLE _seen (
+        resource TEXT NOT NULL,
+        id TEXT NOT NULL,
+        PRIMARY KEY (resource, id)
+      ) WITHOUT ROWID;
+      -- Consecutive complete absences, for the "delete after N absences" policy.
+      CREATE TABLE _absence (
+        resource TEXT NOT NULL,
+        id TEXT NOT NULL,
+        count INTEGER NOT NULL,
+        PRIMARY KEY (resource, id)
+      ) WITHOUT ROWID;
+      CREATE TABLE _quarantine (
+        run_id INTEGER NOT NULL,
+        resource TEXT NOT NULL,
+        scope TEXT NOT NULL,
+        id TEXT,
+        reason TEXT NOT NULL,
+        excerpt TEXT NOT NULL,
+        observed_at TEXT NOT NULL
+      );
+      CREATE VIEW quarantine AS SELECT run_id, resource, scope, id, reason, excerpt, observed_at FROM _quarantine;
+      CREATE VIEW runs AS
+        SELECT r.run_id, r.job, r.status, r.started_at, r.finished_at, r.resumed_from, r.error,
+               COALESCE(SUM(c.seen), 0) AS seen, COALESCE(SUM(c.inserted), 0) AS inserted,
+               COALESCE(SUM(c.updated), 0) AS updated, COALESCE(SUM(c.deleted), 0) AS deleted,
+               COALESCE(SUM(c.unchanged), 0) AS unchanged, COALESCE(SUM(c.quarantined), 0) AS quarantined,
+               r.options
+        FROM _runs r LEFT JOIN _run_counts c ON c.run_id = r.run_id
+        GROUP BY r.run_id;
+      CREATE VIEW run_counts AS SELECT * FROM _run_counts;
+    `);
+    for (const r of StoredResources) createResource(db, r);
+    db.exec(`CREATE VIEW changes AS ${StoredResources.map(changesSelect).join("\nUNION ALL\n")};`);
+  },
+];
+
+function createResource(db: Database, r: StoredResource): void {
+  const cols = ViewColumns[r].map((p) => `json_extract(data, '$.${p}') AS "${columnName(p)}"`).join(", ");
+  db.exec(`
+    CREATE TABLE _${r}_v (
+      vid INTEGER PRIMARY KEY,
+      id TEXT NOT NULL,
+      valid_from_run INTEGER NOT NULL,
+      valid_to_run INTEGER,
+      op TEXT NOT NULL CHECK (op IN ('insert', 'update')),
+      hash BLOB NOT NULL,
+      part TEXT,
+      observed_at TEXT NOT NULL,
+      changed_fields TEXT,
+      data TEXT NOT NULL
+    );
+    CREATE INDEX _${r}_v_id ON _${r}_v (id, valid_from_run);
+    ${
+      // Children (plans, coverages) are found by parent when the parent is observed; other parts
+      // are only read for the few delete candidates, so they need no index.
+      r === "plans" || r === "coverages" ? `CREATE INDEX _${r}_v_part ON _${r}_v (part) WHERE valid_to_run IS NULL;` : ""
+    }
+    CREATE VIEW "${r}" AS SELECT id, ${cols}, data FROM _${r}_v WHERE valid_to_run IS NULL;
+    CREATE VIEW "${r}_history" AS
+      SELECT id, ${cols}, data, valid_from_run, valid_to_run, observed_at FROM _${r}_v;
+  `);
+}
+
+function changesSelect(r: StoredResource): string {
+  return `SELECT valid_from_run AS run_id, '${r}' AS resource, id, op, changed_fields FROM _${r}_v
+UNION ALL
+SELECT v.valid_to_run, '${r}', v.id, 'delete', NULL FROM _${r}_v v
+  WHERE v.valid_to_run IS NOT NULL
+    AND NOT EXISTS (SELECT 1 FROM _${r}_v n WHERE n.id = v.id AND n.valid_from_run = v.valid_to_run)`;
+}
+
+/** Bring the database to the latest schema. Refuses a database newer than this code. */
+export function migrate(db: Database): void {
+  const current = db.pragma("user_version", { simple: true }) as number;
+  if (current > migrations.length) {
+    throw new Error(
+      `The snapshot database has schema version ${current}, newer than this benefits-sync (${migrations.length}): upgrade benefits-sync`,
+    );
+  }
+  for (let v = current; v < migrations.length; v++) {
+    db.transaction(() => {
+      migrations[v]!(db);
+      db.pragma(`user_version = ${v + 1}`);
+    })();
+  }
+}

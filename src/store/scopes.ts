@@ -1,0 +1,58 @@
+import type { WalkedResource } from "./resources.js";
+
+/**
+ * A scope is a resource plus its filters: what one complete walk proves. A claims window deletes
+ * only claims inside that window; a members walk of one group deletes only that group's members.
+ */
+export interface Scope {
+  readonly key: string;
+  readonly resource: WalkedResource;
+  readonly filters: Readonly<Record<string, string>>;
+}
+
+/** Build a scope; its key is stable for the same resource and filters (used by checkpoints). */
+export function scopeOf(resource: WalkedResource, filters: Record<string, string | undefined> = {}): Scope {
+  const clean: Record<string, string> = {};
+  for (const k of Object.keys(filters).sort()) {
+    const v = filters[k];
+    if (v !== undefined) clean[k] = v;
+  }
+  const qs = Object.entries(clean).map(([k, v]) => `${k}=${encodeURIComponent(v)}`).join("&");
+  return { key: qs ? `${resource}?${qs}` : resource, resource, filters: clean };
+}
+
+/** What the store knows of a record that a run did not see, to decide whether a scope proves it gone. */
+export interface Candidate {
+  readonly id: string;
+  readonly part: string | null;
+  /** For claims: the service date the window filters on. */
+  readonly serviceDate?: string | null;
+  /** For members: the group numbers of its current coverages. */
+  readonly groups?: readonly string[];
+}
+
+/**
+ * Whether the complete scopes of a run prove that `c` is gone. Designs and groups: the one
+ * unfiltered walk. Members: every group the member had a coverage in was walked completely (a
+ * member without coverages: every member scope was). Claims: a complete walk of its group over a
+ * window that contains its service date.
+ */
+export function provenAbsent(c: Candidate, complete: readonly Scope[], all: readonly Scope[]): boolean {
+  if (complete.length === 0) return false;
+  const resource = complete[0]!.resource;
+  if (resource === "designs" || resource === "groups") return complete.some((s) => Object.keys(s.filters).length === 0);
+  if (resource === "members") {
+    const groups = new Set(complete.map((s) => s.filters.groupId));
+    if (!c.groups || c.groups.length === 0) return complete.length === all.length;
+    return c.groups.every((g) => groups.has(g));
+  }
+  // claims
+  const date = c.serviceDate;
+  if (!date || c.part === null) return false;
+  return complete.some(
+    (s) =>
+      s.filters.groupId === c.part &&
+      (s.filters.from === undefined || s.filters.from <= date) &&
+      (s.filters.to === undefined || date <= s.filters.to),
+  );
+}

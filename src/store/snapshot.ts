@@ -1,0 +1,591 @@
+import type { Database, Statement } from "better-sqlite3";
+import { hostname } from "node:os";
+import { DeleteGuardError } from "../errors.js";
+import { canonicalJson, hashCanonical } from "./canonical.js";
+import { emptyCounts, type ResourceCounts } from "./counts.js";
+import { changedFields } from "./field-diff.js";
+import { maskPii, type PiiMode } from "./pii.js";
+import { ChildOf, StoredResources, type StoredResource, type WalkedResource } from "./resources.js";
+import { liveRun, markDeadRuns, type RunRow } from "./run-log.js";
+import { provenAbsent, type Candidate, type Scope } from "./scopes.js";
+
+export interface SnapshotOptions {
+  readonly piiKey: Buffer;
+  readonly piiMode?: PiiMode;
+  /** The field that identifies each walked resource's items (api-shapes: configurable). */
+  readonly idFields?: Partial<Record<WalkedResource, string>>;
+  /** Commit a group of pages when this many pages or this much time has gone into it. */
+  readonly commitEveryPages?: number;
+  readonly commitEveryMs?: number;
+  readonly now?: () => Date;
+}
+
+export interface DeletePolicy {
+  /** Fail the run when deletes in a resource exceed both this share of its scope... */
+  readonly maxDeleteShare: number;
+  /** ...and this many records. */
+  readonly maxDeleteCount: number;
+  /** Delete after this many consecutive complete absences (1 = at the first). */
+  readonly absenceRuns: number;
+  /** Let the run delete past the guard (`--allow-deletes`). */
+  readonly allowDeletes: boolean;
+}
+
+export const defaultDeletePolicy: DeletePolicy = { maxDeleteShare: 0.1, maxDeleteCount: 50, absenceRuns: 1, allowDeletes: false };
+
+export interface ScopeState {
+  readonly cursor: string | undefined;
+  readonly complete: boolean;
+  readonly pages: number;
+  readonly records: number;
+}
+
+export interface PageOutcome {
+  readonly inserted: number;
+  readonly updated: number;
+  readonly unchanged: number;
+  readonly quarantined: number;
+}
+
+interface Stmts {
+  current: Statement;
+  data: Statement;
+  insert: Statement;
+  close: Statement;
+  childrenOf: Statement;
+}
+
+interface Current {
+  vid: number;
+  hash: Buffer;
+  valid_from_run: number;
+  changed_fields: string | null;
+}
+
+/** The run a SnapshotStore is applying pages for. */
+export interface ActiveRun {
+  readonly runId: number;
+  readonly resumedFrom: number | undefined;
+  readonly dryRun: boolean;
+  readonly counts: Map<StoredResource, ResourceCounts>;
+  readonly scopes: Map<string, Scope>;
+}
+
+/**
+ * The snapshot: applies walked pages as versions, proves deletes from complete scopes, and keeps
+ * the run log. Every page's changes commit with the walk's checkpoint in the same transaction
+ * (pages are grouped so that commits do not dominate), so a crash at any moment leaves a
+ * consistent file that the next run resumes from.
+ */
+export class SnapshotStore {
+  readonly db: Database;
+  private readonly opts: Required<Omit<SnapshotOptions, "idFields">> & { idFields: Partial<Record<WalkedResource, string>> };
+  private readonly stmts = new Map<StoredResource, Stmts>();
+  private inTx = false;
+  private txPages = 0;
+  private txStarted = 0;
+  private run: ActiveRun | undefined;
+  private readonly seenStmt: Statement;
+  private readonly walkUpsert: Statement;
+  private readonly quarantineStmt: Statement;
+  private readonly countsUpsert: Statement;
+
+  constructor(db: Database, opts: SnapshotOptions) {
+    this.db = db;
+    this.opts = {
+      piiKey: opts.piiKey,
+      piiMode: opts.piiMode ?? "token",
+      idFields: opts.idFields ?? {},
+      commitEveryPages: opts.commitEveryPages ?? 32,
+      commitEveryMs: opts.commitEveryMs ?? 500,
+      now: opts.now ?? (() => new Date()),
+    };
+    for (const r of StoredResources) {
+      const t = `_${r}_v`;
+      this.stmts.set(r, {
+        current: db.prepare(`SELECT vid, hash, valid_from_run, changed_fields FROM ${t} WHERE id = ? AND valid_to_run IS NULL`),
+        data: db.prepare(`SELECT data FROM ${t} WHERE vid = ?`).pluck(),
+        insert: db.prepare(
+          `INSERT INTO ${t} (id, valid_from_run, op, hash, part, observed_at, changed_fields, data) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+        ),
+        close: db.prepare(`UPDATE ${t} SET valid_to_run = ? WHERE vid = ?`),
+        childrenOf: db.prepare(`SELECT vid, id FROM ${t} WHERE part = ? AND valid_to_run IS NULL`),
+      });
+    }
+    this.seenStmt = db.prepare("INSERT OR IGNORE INTO _seen (resource, id) VALUES (?, ?)");
+    this.walkUpsert = db.prepare(
+      `INSERT INTO _walk (run_id, scope, resource, filters, cursor, pages, records, complete, quarantined)
+       VALUES (@run_id, @scope, @resource, @filters, @cursor, @pages, @records, @complete, @quarantined)
+       ON CONFLICT (run_id, scope) DO UPDATE SET cursor = excluded.cursor, pages = pages + excluded.pages,
+         records = records + excluded.records, complete = excluded.complete, quarantined = quarantined + excluded.quarantined`,
+    );
+    this.quarantineStmt = db.prepare(
+      "INSERT INTO _quarantine (run_id, resource, scope, id, reason, excerpt, observed_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+    );
+    this.countsUpsert = db.prepare(
+      `INSERT INTO _run_counts (run_id, resource, seen, inserted, updated, deleted, unchanged, quarantined)
+       VALUES (@run_id, @resource, @seen, @inserted, @updated, @deleted, @unchanged, @quarantined)
+       ON CONFLICT (run_id, resource) DO UPDATE SET seen = excluded.seen, inserted = excluded.inserted,
+         updated = excluded.updated, deleted = excluded.deleted, unchanged = excluded.unchanged, quarantined = excluded.quarantined`,
+    );
+  }
+
+  private now(): string {
+    return this.opts.now().toISOString();
+  }
+
+  /**
+   * Start a run. Runs whose process died are marked failed first; when the latest run failed
+   * with the same options, the new run resumes its walk (its checkpoints and seen ids), so the
+   * work is finished without recording a change twice. A dry run applies nothing: everything
+   * happens in one transaction that {@link finishRun} rolls back.
+   */
+  startRun(job: string, options: Record<string, unknown>, flags: { dryRun?: boolean; resume?: boolean } = {}): ActiveRun {
+    if (this.run) throw new Error(`run ${this.run.runId} is still active on this store`);
+    const now = this.now();
+    const optionsJson = canonicalJson(options);
+    let resumedFrom: number | undefined;
+    const live = liveRun(this.db);
+    if (live) {
+      throw new Error(`run ${live.run_id} (pid ${live.pid} on ${live.host}) is still running on this snapshot; wait for it to finish`);
+    }
+    const id = flags.dryRun
+      ? this.startDryRun(job, now, optionsJson)
+      : this.db.transaction(() => {
+          markDeadRuns(this.db, now);
+          const last = this.db.prepare("SELECT * FROM _runs ORDER BY run_id DESC LIMIT 1").get() as RunRow | undefined;
+          const resumable =
+            flags.resume !== false &&
+            last !== undefined &&
+            last.status === "failed" &&
+            last.options === optionsJson &&
+            !(last.error ?? "").startsWith("DELETE_GUARD") &&
+            this.db.prepare("SELECT 1 FROM _walk WHERE run_id = ? LIMIT 1").get(last.run_id) !== undefined;
+          if (resumable) resumedFrom = last.run_id;
+          const info = this.db
+            .prepare("INSERT INTO _runs (job, status, started_at, options, resumed_from, pid, host) VALUES (?, 'running', ?, ?, ?, ?, ?)")
+            .run(job, now, optionsJson, resumedFrom ?? null, process.pid, hostname());
+          const newId = Number(info.lastInsertRowid);
+          if (resumedFrom !== undefined) {
+            this.db
+              .prepare(
+                `INSERT INTO _walk (run_id, scope, resource, filters, cursor, pages, records, complete, quarantined)
+                 SELECT ?, scope, resource, filters, cursor, 0, 0, complete, quarantined FROM _walk WHERE run_id = ?`,
+              )
+              .run(newId, resumedFrom);
+          } else {
+            // Seen ids of an abandoned walk prove nothing for this one.
+            this.db.exec("DELETE FROM _seen");
+          }
+          return newId;
+        })();
+    this.run = { runId: id, resumedFrom, dryRun: flags.dryRun ?? false, counts: new Map(), scopes: new Map() };
+    for (const r of StoredResources) this.run.counts.set(r, emptyCounts());
+    return this.run;
+  }
+
+  private startDryRun(job: string, now: string, optionsJson: string): number {
+    this.db.exec("BEGIN");
+    this.inTx = true;
+    markDeadRuns(this.db, now);
+    this.db.exec("DELETE FROM _seen");
+    const info = this.db
+      .prepare("INSERT INTO _runs (job, status, started_at, options, pid, host) VALUES (?, 'running', ?, ?, ?, ?)")
+      .run(job, now, optionsJson, process.pid, hostname());
+    return Number(info.lastInsertRowid);
+  }
+
+  private active(): ActiveRun {
+    if (!this.run) throw new Error("no active run: call startRun first");
+    return this.run;
+  }
+
+  /** Register a scope the run walks, and get where a resumed walk left it. */
+  beginScope(scope: Scope): ScopeState {
+    const run = this.active();
+    run.scopes.set(scope.key, scope);
+    const row = this.db.prepare("SELECT cursor, complete, pages, records FROM _walk WHERE run_id = ? AND scope = ?").get(run.runId, scope.key) as
+      | { cursor: string | null; complete: number; pages: number; records: number }
+      | undefined;
+    if (!row) {
+      this.tx(() => this.walkUpsert.run(walkRow(run.runId, scope, undefined, 0, 0, false, 0)));
+      return { cursor: undefined, complete: false, pages: 0, records: 0 };
+    }
+    return { cursor: row.cursor ?? undefined, complete: row.complete === 1, pages: row.pages, records: row.records };
+  }
+
+  /**
+   * Apply one page of a scope's walk, with its checkpoint, in the current group of pages.
+   * `next` is the cursor to resume from; `end` says the scope's walk is complete after this page.
+   */
+  applyPage(scope: Scope, items: readonly unknown[], next: string | undefined, end: boolean): PageOutcome {
+    const run = this.active();
+    const before = snapshotCounts(run.counts);
+    let quarantined = 0;
+    this.ensureTx();
+    const idField = this.opts.idFields[scope.resource] ?? "id";
+    const observedAt = this.now();
+    for (const item of items) {
+      const problem = itemProblem(item, idField, ChildOf[scope.resource]?.field);
+      if (problem) {
+        quarantined++;
+        this.quarantine(scope, item, idField, problem, observedAt);
+        continue;
+      }
+      const record = maskPii(item as Record<string, unknown>, this.opts.piiKey, this.opts.piiMode);
+      const id = record[idField] as string;
+      // A member listed under two groups is seen twice in one walk: the second sighting is not news.
+      if (this.seenStmt.run(scope.resource, id).changes === 0) continue;
+      quarantined += this.observe(scope, id, record, observedAt);
+    }
+    this.walkUpsert.run(walkRow(run.runId, scope, next, 1, items.length, end && quarantined === 0 && !this.scopeQuarantined(scope), quarantined));
+    this.pageDone();
+    const after = snapshotCounts(run.counts);
+    return {
+      inserted: after.inserted - before.inserted,
+      updated: after.updated - before.updated,
+      unchanged: after.unchanged - before.unchanged,
+      quarantined,
+    };
+  }
+
+  private scopeQuarantined(scope: Scope): boolean {
+    const row = this.db.prepare("SELECT quarantined FROM _walk WHERE run_id = ? AND scope = ?").get(this.active().runId, scope.key) as
+      | { quarantined: number }
+      | undefined;
+    return (row?.quarantined ?? 0) > 0;
+  }
+
+  /** Store one walked record and its children; returns how many children were quarantined. */
+  private observe(scope: Scope, id: string, record: Record<string, unknown>, observedAt: string): number {
+    const childSpec = ChildOf[scope.resource];
+    const counts = this.counts(scope.resource);
+    counts.seen++;
+    if (!childSpec) {
+      this.upsert(scope.resource, id, record, partOf(scope.resource, record), observedAt);
+      return 0;
+    }
+    const { [childSpec.field]: rawChildren, ...parent } = record;
+    this.upsert(scope.resource, id, parent, null, observedAt);
+    const children = Array.isArray(rawChildren) ? rawChildren : [];
+    const childCounts = this.counts(childSpec.child);
+    const keep = new Set<string>();
+    let quarantined = 0;
+    for (const child of children) {
+      const problem = itemProblem(child, "id");
+      if (problem) {
+        quarantined++;
+        this.quarantine(scope, child, "id", `${childSpec.child}: ${problem}`, observedAt, id);
+        continue;
+      }
+      const c = { ...(child as Record<string, unknown>), [childSpec.parentKey]: id };
+      const cid = c.id as string;
+      if (keep.has(cid)) continue;
+      keep.add(cid);
+      childCounts.seen++;
+      this.upsert(childSpec.child, cid, c, id, observedAt);
+    }
+    // The parent's list is the whole truth about its children, unless part of it was unreadable.
+    if (quarantined === 0) {
+      const s = this.stmt(childSpec.child);
+      const run = this.active();
+      for (const row of s.childrenOf.all(id) as { vid: number; id: string }[]) {
+        if (!keep.has(row.id)) {
+          s.close.run(run.runId, row.vid);
+          childCounts.deleted++;
+        }
+      }
+    }
+    return quarantined;
+  }
+
+  private upsert(resource: StoredResource, id: string, record: Record<string, unknown>, part: string | null, observedAt: string): void {
+    const s = this.stmt(resource);
+    const runId = this.active().runId;
+    const counts = this.counts(resource);
+    const canonical = canonicalJson(record);
+    const hash = hashCanonical(canonical);
+    const cur = s.current.get(id) as Current | undefined;
+    if (!cur) {
+      s.insert.run(id, runId, "insert", hash, part, observedAt, null, canonical);
+      counts.inserted++;
+      return;
+    }
+    if (cur.hash.equals(hash)) {
+      counts.unchanged++;
+      return;
+    }
+    const old = JSON.parse(s.data.get(cur.vid) as string) as unknown;
+    const fields = changedFields(old, record);
+    if (fields.length === 0) {
+      // Only null-versus-missing differs: the same observation (tolerance rule 2).
+      counts.unchanged++;
+      return;
+    }
+    s.close.run(runId, cur.vid);
+    s.insert.run(id, runId, "update", hash, part, observedAt, JSON.stringify(fields), canonical);
+    counts.updated++;
+  }
+
+  private quarantine(scope: Scope, item: unknown, idField: string, reason: string, observedAt: string, parentId?: string): void {
+    const run = this.active();
+    const masked = maskPii(item, this.opts.piiKey, this.opts.piiMode);
+    const id = item !== null && typeof item === "object" ? (item as Record<string, unknown>)[idField] : undefined;
+    const excerpt = JSON.stringify(masked ?? null).slice(0, 500);
+    this.quarantineStmt.run(run.runId, scope.resource, scope.key, typeof id === "string" ? id : parentId ?? null, reason, excerpt, observedAt);
+    this.counts(scope.resource).quarantined++;
+  }
+
+  private stmt(r: StoredResource): Stmts {
+    return this.stmts.get(r)!;
+  }
+
+  private counts(r: StoredResource): ResourceCounts {
+    return this.active().counts.get(r)!;
+  }
+
+  private ensureTx(): void {
+    if (this.inTx) return;
+    this.db.exec("BEGIN");
+    this.inTx = true;
+    this.txPages = 0;
+    this.txStarted = Date.now();
+  }
+
+  private pageDone(): void {
+    this.txPages++;
+    const run = this.active();
+    if (run.dryRun) return;
+    if (this.txPages >= this.opts.commitEveryPages || Date.now() - this.txStarted >= this.opts.commitEveryMs) this.commit();
+  }
+
+  /** Commit the group of pages in progress (with the run's counts). */
+  commit(): void {
+    const run = this.active();
+    if (!this.inTx || run.dryRun) return;
+    this.writeCounts();
+    this.db.exec("COMMIT");
+    this.inTx = false;
+  }
+
+  private writeCounts(): void {
+    const run = this.active();
+    for (const [resource, c] of run.counts) {
+      if (Object.values(c).some((n) => n > 0)) this.countsUpsert.run({ run_id: run.runId, resource, ...c });
+    }
+  }
+
+  private tx(fn: () => void): void {
+    if (this.inTx) fn();
+    else this.db.transaction(fn)();
+  }
+
+  /**
+   * End the run. When `failure` is given, or any scope is incomplete while the run claims success,
+   * nothing is deleted. Otherwise deletes are proven scope by scope, checked against the guard
+   * (a violation fails the run and reverts what it applied), applied, and the run is marked
+   * succeeded in a commit that is fsynced (`synchronous=FULL`) before any sink reads it.
+   */
+  finishRun(policy: DeletePolicy, failure?: { code?: string; message: string }): RunOutcome {
+    const run = this.active();
+    try {
+      this.beginFinal(run);
+      if (failure) return this.endFailed(run, `${failure.code ?? "ERROR"}: ${failure.message}`, false);
+      const plan = this.planDeletes(run, policy);
+      const blocked = plan.filter((p) => p.blocked);
+      if (blocked.length > 0 && !policy.allowDeletes) {
+        const detail = blocked
+          .map((p) => `${p.resource}: ${p.ids.length} of ${p.scopeSize} (${((p.ids.length / Math.max(1, p.scopeSize)) * 100).toFixed(1)}%)`)
+          .join("; ");
+        const message =
+          `the run would delete ${detail}, over the guard of ${(policy.maxDeleteShare * 100).toFixed(0)}% and ${policy.maxDeleteCount} records. ` +
+          "Nothing was applied. If these records really are gone, run again with --allow-deletes";
+        return this.endFailed(run, `DELETE_GUARD: ${message}`, true, new DeleteGuardError(message));
+      }
+      for (const p of plan) this.applyDeletes(run, p.resource, p.ids);
+      this.db.prepare("DELETE FROM _absence WHERE EXISTS (SELECT 1 FROM _seen s WHERE s.resource = _absence.resource AND s.id = _absence.id)").run();
+      this.db.exec("DELETE FROM _seen");
+      this.db.prepare("UPDATE _runs SET status = 'succeeded', finished_at = ? WHERE run_id = ?").run(this.now(), run.runId);
+      this.writeCounts();
+      if (run.dryRun) return this.rollbackDryRun(run, "succeeded");
+      this.durableCommit();
+      return { runId: run.runId, status: "succeeded", counts: countsObject(run), resumedFrom: run.resumedFrom };
+    } finally {
+      this.run = undefined;
+    }
+  }
+
+  /**
+   * Open the transaction that ends the run. The walk's pending group of pages is committed first:
+   * SQLite cannot change `synchronous` inside a transaction, and the final commit must be FULL.
+   */
+  private beginFinal(run: ActiveRun): void {
+    if (run.dryRun) return;
+    this.commit();
+    this.db.pragma("synchronous = FULL");
+    this.db.exec("BEGIN");
+    this.inTx = true;
+  }
+
+  private durableCommit(): void {
+    try {
+      this.db.exec("COMMIT");
+    } finally {
+      this.inTx = false;
+      this.db.pragma("synchronous = NORMAL");
+    }
+  }
+
+  private rollbackDryRun(run: ActiveRun, status: "succeeded" | "failed", error?: string): RunOutcome {
+    this.db.exec("ROLLBACK");
+    this.inTx = false;
+    return { runId: run.runId, status, counts: countsObject(run), resumedFrom: undefined, dryRun: true, ...(error ? { error } : {}) };
+  }
+
+  private endFailed(run: ActiveRun, error: string, revert: boolean, cause?: Error): RunOutcome {
+    if (run.dryRun) return this.rollbackDryRun(run, "failed", error);
+    if (revert) {
+      for (const r of StoredResources) {
+        this.db.prepare(`DELETE FROM _${r}_v WHERE valid_from_run = ?`).run(run.runId);
+        this.db.prepare(`UPDATE _${r}_v SET valid_to_run = NULL WHERE valid_to_run = ?`).run(run.runId);
+      }
+      this.db.prepare("DELETE FROM _walk WHERE run_id = ?").run(run.runId);
+      this.db.exec("DELETE FROM _seen");
+      for (const c of run.counts.values()) Object.assign(c, { inserted: 0, updated: 0, deleted: 0 });
+    }
+    this.writeCounts();
+    this.db.prepare("UPDATE _runs SET status = 'failed', finished_at = ?, error = ? WHERE run_id = ?").run(this.now(), error, run.runId);
+    this.durableCommit();
+    return { runId: run.runId, status: "failed", counts: countsObject(run), resumedFrom: run.resumedFrom, error, ...(cause ? { cause } : {}) };
+  }
+
+  private planDeletes(run: ActiveRun, policy: DeletePolicy): DeletePlan[] {
+    const plans: DeletePlan[] = [];
+    const byResource = new Map<WalkedResource, Scope[]>();
+    for (const s of run.scopes.values()) byResource.set(s.resource, [...(byResource.get(s.resource) ?? []), s]);
+    const completeKeys = new Set(
+      (this.db.prepare("SELECT scope FROM _walk WHERE run_id = ? AND complete = 1").pluck().all(run.runId) as string[]),
+    );
+    for (const [resource, scopes] of byResource) {
+      const complete = scopes.filter((s) => completeKeys.has(s.key));
+      if (complete.length === 0) continue;
+      const candidates = this.candidates(resource);
+      const proven = candidates.filter((c) => provenAbsent(c, complete, scopes));
+      const seenCount = this.db.prepare("SELECT COUNT(*) FROM _seen WHERE resource = ?").pluck().get(resource) as number;
+      const ids: string[] = [];
+      const bump = this.db.prepare(
+        "INSERT INTO _absence (resource, id, count) VALUES (?, ?, 1) ON CONFLICT (resource, id) DO UPDATE SET count = count + 1 RETURNING count",
+      );
+      for (const c of proven) {
+        const n = policy.absenceRuns <= 1 ? 1 : ((bump.get(resource, c.id) as { count: number }).count);
+        if (n >= policy.absenceRuns) ids.push(c.id);
+      }
+      const scopeSize = seenCount + proven.length;
+      const blocked = ids.length > policy.maxDeleteCount && ids.length > policy.maxDeleteShare * scopeSize;
+      plans.push({ resource, ids, scopeSize, blocked });
+    }
+    return plans;
+  }
+
+  /** Current records of a resource that this run's walk did not see. */
+  private candidates(resource: WalkedResource): Candidate[] {
+    const extra = resource === "claims" ? ", json_extract(v.data, '$.serviceDateFrom') AS serviceDate" : "";
+    const rows = this.db
+      .prepare(
+        `SELECT v.id, v.part${extra} FROM _${resource}_v v
+         WHERE v.valid_to_run IS NULL AND NOT EXISTS (SELECT 1 FROM _seen s WHERE s.resource = ? AND s.id = v.id)`,
+      )
+      .all(resource) as { id: string; part: string | null; serviceDate?: string | null }[];
+    if (resource !== "members") return rows;
+    const groupsOf = this.db.prepare(
+      "SELECT DISTINCT json_extract(data, '$.groupId') FROM _coverages_v WHERE part = ? AND valid_to_run IS NULL",
+    ).pluck();
+    return rows.map((r) => ({ ...r, groups: (groupsOf.all(r.id) as (string | null)[]).filter((g): g is string => g !== null) }));
+  }
+
+  private applyDeletes(run: ActiveRun, resource: WalkedResource, ids: readonly string[]): void {
+    const s = this.stmt(resource);
+    const child = ChildOf[resource];
+    const clearAbsence = this.db.prepare("DELETE FROM _absence WHERE resource = ? AND id = ?");
+    for (const id of ids) {
+      const cur = s.current.get(id) as Current | undefined;
+      if (!cur) continue;
+      s.close.run(run.runId, cur.vid);
+      this.counts(resource).deleted++;
+      clearAbsence.run(resource, id);
+      if (child) {
+        const cs = this.stmt(child.child);
+        for (const row of cs.childrenOf.all(id) as { vid: number }[]) {
+          cs.close.run(run.runId, row.vid);
+          this.counts(child.child).deleted++;
+        }
+      }
+    }
+  }
+}
+
+export interface RunOutcome {
+  readonly runId: number;
+  readonly status: "succeeded" | "failed";
+  readonly counts: Record<StoredResource, ResourceCounts>;
+  readonly resumedFrom: number | undefined;
+  readonly error?: string;
+  readonly cause?: Error;
+  readonly dryRun?: boolean;
+}
+
+interface DeletePlan {
+  resource: WalkedResource;
+  ids: string[];
+  scopeSize: number;
+  blocked: boolean;
+}
+
+function walkRow(runId: number, scope: Scope, cursor: string | undefined, pages: number, records: number, complete: boolean, quarantined: number) {
+  return {
+    run_id: runId,
+    scope: scope.key,
+    resource: scope.resource,
+    filters: JSON.stringify(scope.filters),
+    cursor: cursor ?? null,
+    pages,
+    records,
+    complete: complete ? 1 : 0,
+    quarantined,
+  };
+}
+
+/** Why an item cannot be stored, or undefined when it can. */
+function itemProblem(item: unknown, idField: string, childField?: string): string | undefined {
+  if (item === null || typeof item !== "object" || Array.isArray(item)) return "the item is not a JSON object";
+  const id = (item as Record<string, unknown>)[idField];
+  if (id === undefined || id === null) return `the item has no ${idField}`;
+  if (typeof id !== "string" || id.length === 0) return `the item's ${idField} is not a non-empty string`;
+  if (childField !== undefined) {
+    const children = (item as Record<string, unknown>)[childField];
+    if (children !== undefined && children !== null && !Array.isArray(children)) return `the item's ${childField} is not a list`;
+  }
+  return undefined;
+}
+
+/** The partition a record belongs to, for proving deletes within a scope. */
+function partOf(resource: WalkedResource, record: Record<string, unknown>): string | null {
+  if (resource === "claims") return typeof record.groupId === "string" ? record.groupId : null;
+  return null;
+}
+
+function snapshotCounts(m: Map<StoredResource, ResourceCounts>): { inserted: number; updated: number; unchanged: number } {
+  let inserted = 0;
+  let updated = 0;
+  let unchanged = 0;
+  for (const c of m.values()) {
+    inserted += c.inserted;
+    updated += c.updated;
+    unchanged += c.unchanged;
+  }
+  return { inserted, updated, unchanged };
+}
+
+function countsObject(run: ActiveRun): Record<StoredResource, ResourceCounts> {
+  return Object.fromEntries([...run.counts].map(([k, v]) => [k, { ...v }])) as Record<StoredResource, ResourceCounts>;
+}

@@ -1,0 +1,34 @@
+import type { Database } from "better-sqlite3";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { openDatabase } from "../../src/store/database.js";
+import { SnapshotStore } from "../../src/store/snapshot.js";
+
+export const TEST_PII_KEY = Buffer.from("test-pii-key-0123456789abcdef");
+
+/** A snapshot on a real file in a fresh temp dir; `cleanup()` closes and removes it. */
+export interface TempStore {
+  dir: string;
+  path: string;
+  db: Database;
+  store: SnapshotStore;
+  cleanup(): void;
+}
+
+export function tempStore(opts: { dir?: string } = {}): TempStore {
+  const dir = opts.dir ?? mkdtempSync(join(tmpdir(), "bsync-"));
+  const path = join(dir, "snapshot.db");
+  const db = openDatabase(path);
+  const store = new SnapshotStore(db, { piiKey: TEST_PII_KEY, commitEveryPages: 2 });
+  return {
+    dir,
+    path,
+    db,
+    store,
+    cleanup() {
+      db.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
