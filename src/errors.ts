@@ -116,14 +116,15 @@ export class RateLimitError extends ApiError {
   }
 }
 
-/** 5xx. 502, 503 and 504 are retryable; a 500 is usually a data problem in the request. */
+/** 5xx. 502, 503 and 504 are retryable; a 500 only on a read, since on a write it is usually the payload. */
 export class ServerError extends ApiError {
   override readonly code = "SERVER_ERROR";
   override readonly retryable: boolean;
   readonly retryAfterMs: number | undefined;
   constructor(fields: ApiErrorFields) {
-    super(fields, fields.status === 500 ? "A 500 usually means missing or malformed nested fields in the payload" : undefined);
-    this.retryable = fields.status === 502 || fields.status === 503 || fields.status === 504;
+    const write = fields.method !== "GET";
+    super(fields, fields.status === 500 && write ? "A 500 usually means missing or malformed nested fields in the payload" : undefined);
+    this.retryable = fields.status === 502 || fields.status === 503 || fields.status === 504 || (fields.status === 500 && !write);
     this.retryAfterMs = fields.retryAfterMs;
   }
 }

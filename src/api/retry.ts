@@ -17,8 +17,12 @@ export const DEFAULT_RETRY: RetryPolicy = Object.freeze({
   retryAfterCapMs: 60_000,
 });
 
-/** Statuses worth retrying for a GET: rate limited, or a gateway that may recover. A 500 is not: it is usually our data. */
-export const RETRY_STATUSES: ReadonlySet<number> = new Set([429, 502, 503, 504]);
+/**
+ * Statuses worth retrying for a GET: rate limited, a gateway that may recover, or a 500. The spec
+ * blames a 500 on the request's payload, and a GET has none, so on a read it is a passing fault
+ * (writes are never retried on it).
+ */
+export const RETRY_STATUSES: ReadonlySet<number> = new Set([429, 500, 502, 503, 504]);
 
 /**
  * Exponential backoff with full jitter: a uniform delay in `[0, min(capMs, baseMs * 2^attempt)]`.

@@ -87,13 +87,21 @@ describe("error answers map to typed errors with the server's message", () => {
     expect(err.message).toContain("server says 404");
   });
 
-  it("500 is a non-retryable ServerError with the data-problem hint", async () => {
-    const { err, hits } = await failWith(500, undefined, (c) => c.getJson("/v2/groups"));
+  it("500 on a write is a non-retryable ServerError with the data-problem hint", async () => {
+    const { err, hits } = await failWith(500, undefined, (c) => c.patchMember("m1", { firstName: "A" }));
     expect(err).toBeInstanceOf(ServerError);
     expect(err.message).toContain("server says 500");
     expect(err.message).toContain("missing or malformed nested fields");
     expect((err as ServerError).retryable).toBe(false);
     expect(hits).toBe(1);
+  });
+
+  it("500 on a read is retried (a GET has no payload to blame), then thrown as a ServerError", async () => {
+    const { err, hits } = await failWith(500, undefined, (c) => c.getJson("/v2/groups"));
+    expect(err).toBeInstanceOf(ServerError);
+    expect(err.message).toContain("server says 500");
+    expect((err as ServerError).retryable).toBe(true);
+    expect(hits).toBeGreaterThan(1);
   });
 
   it("an HTML 502 page becomes a ResponseShapeError, after the retries a 502 deserves", async () => {

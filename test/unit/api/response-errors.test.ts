@@ -31,7 +31,8 @@ describe("errorFromResponse", () => {
       expect(e.message).toContain(`msg ${status}`);
       expect((e as ApiError).status).toBe(status);
       expect((e as ApiError).timestamp).toBe("2025-01-01T00:00:00Z");
-      expect(e.retryable).toBe(status === 429 || status === 503);
+      // A GET has no payload to blame, so its 500 is retryable too.
+      expect(e.retryable).toBe(status === 429 || status === 500 || status === 503);
     }
   });
 
