@@ -1,0 +1,164 @@
+/**
+ * `npm run bench`: the sync's performance as ratios against baselines measured in the same run
+ * (these machines are shared and noisy; absolute seconds mean little). Each measurement runs in
+ * its own process against a sandbox in another process.
+ *
+ * Options (environment): BENCH_MEMBERS (default 100000), BENCH_CLAIMS_PER_MEMBER (3),
+ * BENCH_GROUPS (200), BENCH_SCALE (4: the data multiple of the memory-growth check; 0 skips it),
+ * BENCH_REPEAT (1: how many times to repeat the main measurements, the median is reported).
+ */
+import { spawn, spawnSync } from "node:child_process";
+import { mkdtempSync, rmSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { createInterface } from "node:readline";
+import { fileURLToPath } from "node:url";
+
+const here = dirname(fileURLToPath(import.meta.url));
+const serveJs = join(here, "..", "src", "sandbox", "serve.js");
+const workerJs = join(here, "worker.js");
+const env = (k: string, d: number) => (process.env[k] !== undefined ? Number(process.env[k]) : d);
+const MEMBERS = env("BENCH_MEMBERS", 100_000);
+const CPM = env("BENCH_CLAIMS_PER_MEMBER", 3);
+const GROUPS = env("BENCH_GROUPS", 200);
+const SCALE = env("BENCH_SCALE", 4);
+const REPEAT = Math.max(1, env("BENCH_REPEAT", 1));
+const LATENCY = 20;
+// The sandbox's claims spread over the ~180 days before its "today"; walk them all.
+const FROM = "2000-01-01";
+const TO = "2100-12-31";
+
+interface Sandbox {
+  baseUrl: string;
+  key: string;
+  peakRssMb: () => number;
+  stop: () => Promise<void>;
+}
+
+async function startSandbox(args: string[]): Promise<Sandbox> {
+  const child = spawn(process.execPath, [serveJs, ...args], { stdio: ["ignore", "pipe", "inherit"] });
+  const first = await new Promise<string>((resolve, reject) => {
+    const rl = createInterface({ input: child.stdout });
+    rl.once("line", resolve);
+    child.once("exit", (code) => reject(new Error(`the sandbox exited (${code}) before listening`)));
+  });
+  const info = JSON.parse(first) as { baseUrl: string; keys: { full: string } };
+  return {
+    baseUrl: info.baseUrl,
+    key: info.keys.full,
+    peakRssMb: () => {
+      const status = spawnSync("cat", [`/proc/${child.pid}/status`], { encoding: "utf8" }).stdout;
+      const m = /VmHWM:\s+(\d+) kB/.exec(status);
+      return m ? Math.round(Number(m[1]) / 1024) : NaN;
+    },
+    stop: () =>
+      new Promise((resolve) => {
+        child.once("exit", () => resolve());
+        child.kill("SIGTERM");
+      }),
+  };
+}
+
+function worker(args: string[]): Record<string, number | string> {
+  const r = spawnSync(process.execPath, [workerJs, ...args], { encoding: "utf8", maxBuffer: 1 << 24 });
+  if (r.status !== 0) throw new Error(`bench worker ${args[0]} failed: ${r.stderr}`);
+  return JSON.parse(r.stdout.trim().split("\n").pop()!) as Record<string, number | string>;
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+const fmt = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
+const verdict = (ok: boolean) => (ok ? "PASS" : "FAIL");
+const results: { name: string; ok: boolean }[] = [];
+function report(name: string, value: string, bar: string, ok: boolean) {
+  results.push({ name, ok });
+  console.log(`${verdict(ok)}  ${name}: ${value}  (bar: ${bar})`);
+}
+
+async function main(): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), "bsync-bench-"));
+  try {
+    console.log(`benefits-sync bench: ${MEMBERS} members, ~${MEMBERS * CPM} claims, ${GROUPS} groups; node ${process.version}`);
+    const sb = await startSandbox(["--members", String(MEMBERS), "--groups", String(GROUPS), "--claims-per-member", String(CPM)]);
+    const base = [sb.baseUrl, sb.key, FROM, TO];
+    const fetches: number[] = [];
+    const inserts: number[] = [];
+    const firsts: Record<string, number | string>[] = [];
+    const resyncs: Record<string, number | string>[] = [];
+    for (let i = 0; i < REPEAT; i++) {
+      const fetch = worker(["fetch", ...base]);
+      fetches.push(Number(fetch.ms));
+      const dump = join(dir, "pages.jsonl");
+      worker(["dump", ...base, dump]);
+      const ins = worker(["insert", dump, join(dir, `bare-${i}.db`)]);
+      inserts.push(Number(ins.ms));
+      rmSync(dump);
+      const db = join(dir, `sync-${i}.db`);
+      const first = worker(["sync", ...base, db]);
+      if (first.status !== "succeeded") throw new Error(`first sync failed: ${first.error}`);
+      firsts.push(first);
+      const sizeBefore = statSync(db).size;
+      const again = worker(["sync", ...base, db]);
+      if (again.status !== "succeeded") throw new Error(`re-sync failed: ${again.error}`);
+      resyncs.push({ ...again, growth: (Number(again.dbBytes) - sizeBefore) / sizeBefore });
+      console.log(
+        `  round ${i + 1}: fetch-only ${fmt(Number(fetch.ms))} (${fetch.records} records, ${fetch.requests} requests), ` +
+          `bare insert ${fmt(Number(ins.ms))}, first sync ${fmt(Number(first.ms))} (${first.inserted} inserted, ${first.maxRssMb} MB peak), ` +
+          `re-sync ${fmt(Number(again.ms))} (${again.unchanged} unchanged, ${again.inserted} inserted, ${again.updated} updated)`,
+      );
+    }
+    const fetchMs = median(fetches);
+    const insertMs = median(inserts);
+    const firstMs = median(firsts.map((f) => Number(f.ms)));
+    const resyncMs = median(resyncs.map((f) => Number(f.ms)));
+    const baseline = Math.max(fetchMs, insertMs);
+    report(
+      "first full sync / max(fetch-only walk, bare insert)",
+      `${(firstMs / baseline).toFixed(3)} (${fmt(firstMs)} vs fetch-only ${fmt(fetchMs)}, bare insert ${fmt(insertMs)})`,
+      "<= 1.30",
+      firstMs / baseline <= 1.3,
+    );
+    report("re-sync with no changes / fetch-only walk", `${(resyncMs / fetchMs).toFixed(3)} (${fmt(resyncMs)} vs ${fmt(fetchMs)})`, "<= 1.15", resyncMs / fetchMs <= 1.15);
+    const growth = median(resyncs.map((r) => Number(r.growth)));
+    report("database growth on a no-change re-sync", `${(growth * 100).toFixed(3)}% (${firsts[0]!.dbBytes} bytes before)`, "< 1%", growth < 0.01);
+    const peak = Math.max(...firsts.map((f) => Number(f.maxRssMb)));
+    report("peak memory of the first sync", `${peak} MB`, "< 300 MB", peak < 300);
+    console.log(`  (the sandbox process peaked at ${sb.peakRssMb()} MB)`);
+    await sb.stop();
+
+    if (SCALE > 0) {
+      const big = await startSandbox(["--members", String(MEMBERS * SCALE), "--groups", String(GROUPS * SCALE), "--claims-per-member", String(CPM)]);
+      const bigFirst = worker(["sync", big.baseUrl, big.key, FROM, TO, join(dir, "big.db")]);
+      await big.stop();
+      const growthMem = Number(bigFirst.maxRssMb) / peak - 1;
+      report(
+        `peak memory at ${SCALE}x the data`,
+        `${bigFirst.maxRssMb} MB vs ${peak} MB: +${(growthMem * 100).toFixed(1)}% (${bigFirst.inserted} records inserted)`,
+        "< +20%",
+        growthMem < 0.2,
+      );
+    }
+
+    const slow = await startSandbox(["--members", String(MEMBERS), "--groups", String(GROUPS), "--claims-per-member", "0", "--latency-ms", String(LATENCY)]);
+    const f = worker(["fetch", slow.baseUrl, slow.key, FROM, TO, "members"]);
+    const s = worker(["sync", slow.baseUrl, slow.key, FROM, TO, join(dir, "slow.db"), "members"]);
+    await slow.stop();
+    const concurrency = 4;
+    const groupsMs = Number(f.groupsRequests) * LATENCY;
+    const bound = groupsMs + Math.max((Number(f.memberRequests) * LATENCY) / concurrency, Number(f.longestMemberChain) * LATENCY);
+    report(
+      `member walk with ${LATENCY} ms latency, ${GROUPS} groups / lower bound`,
+      `${(Number(s.ms) / bound).toFixed(3)} (${fmt(Number(s.ms))} vs ${fmt(bound)}: ${f.groupsRequests} group-list + ${f.memberRequests} member requests at concurrency ${concurrency}, longest chain ${f.longestMemberChain})`,
+      "<= 1.25",
+      Number(s.ms) / bound <= 1.25,
+    );
+    const failed = results.filter((r) => !r.ok).length;
+    console.log(`${results.length - failed} of ${results.length} bars met`);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+main().catch((e) => {
+  console.error(e instanceof Error ? e.message : e);
+  process.exitCode = 1;
+});

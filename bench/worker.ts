@@ -1,0 +1,140 @@
+/**
+ * One measurement, in its own process so that its time and peak memory are its own:
+ *   node dist/bench/worker.js fetch  BASE KEY FROM TO [resources]
+ *   node dist/bench/worker.js dump   BASE KEY FROM TO FILE
+ *   node dist/bench/worker.js insert FILE DB
+ *   node dist/bench/worker.js sync   BASE KEY FROM TO DB [resources]
+ * Prints one JSON line: {ms, maxRssMb, ...}.
+ */
+import BetterSqlite3 from "better-sqlite3";
+import { createReadStream, createWriteStream, statSync } from "node:fs";
+import { createInterface } from "node:readline";
+import pLimit from "p-limit";
+import { createClient, type ServiceClient } from "../src/api/client.js";
+import { fanOutScopes, groupNumbers, requestFilters, type ClaimsWindow } from "../src/extract/scopes.js";
+import type { PageSource } from "../src/extract/page-source.js";
+import { sync } from "../src/pipeline/sync.js";
+import { openDatabase } from "../src/store/database.js";
+import { SnapshotStore } from "../src/store/snapshot.js";
+import { WalkedResources, type WalkedResource } from "../src/store/resources.js";
+import { scopeOf, type Scope } from "../src/store/scopes.js";
+
+const GROUP_CONCURRENCY = 4;
+const HTTP_CONCURRENCY = 4;
+
+function client(base: string, key: string): ServiceClient {
+  return createClient({ baseUrl: base, apiKey: key, concurrency: HTTP_CONCURRENCY });
+}
+
+/** A PageSource that counts fetches per scope (each `next()` of a walk is at most one request). */
+function counting(source: PageSource) {
+  const perScope = new Map<string, number>();
+  const wrapped: PageSource = {
+    pages(resource, filters, opts) {
+      const key = scopeOf(resource, filters ?? {}).key;
+      const inner = source.pages(resource, filters, opts);
+      return {
+        async next() {
+          perScope.set(key, (perScope.get(key) ?? 0) + 1);
+          return inner.next();
+        },
+        return: (v) => inner.return(v),
+        throw: (e) => inner.throw(e),
+        [Symbol.asyncIterator]() {
+          return this;
+        },
+      } as AsyncGenerator<never>;
+    },
+  };
+  return { source: wrapped, perScope };
+}
+
+/** The same walk the sync does (designs, groups, then members and claims fanned out by group), storing nothing. */
+async function walkOnly(source: PageSource, resources: readonly WalkedResource[], window: ClaimsWindow, onPage?: (r: WalkedResource, items: unknown[]) => void) {
+  let records = 0;
+  const walk = async (s: Scope, keep?: unknown[]) => {
+    for await (const page of source.pages(s.resource, requestFilters(s))) {
+      records += page.items.length;
+      keep?.push(...page.items);
+      onPage?.(s.resource, page.items);
+    }
+  };
+  if (resources.includes("designs")) await walk(scopeOf("designs"));
+  const groups: unknown[] = [];
+  await walk(scopeOf("groups"), groups);
+  const numbers = groupNumbers(groups);
+  const fanned = resources.filter((r): r is "members" | "claims" => r === "members" || r === "claims");
+  const limit = pLimit(GROUP_CONCURRENCY);
+  await Promise.all(fanned.flatMap((r) => fanOutScopes(r, numbers, window)).map((s) => limit(() => walk(s))));
+  return records;
+}
+
+const maxRssMb = () => Math.round(process.resourceUsage().maxRSS / 1024);
+
+async function main(): Promise<void> {
+  const [mode, ...a] = process.argv.slice(2);
+  const out = (o: Record<string, unknown>) => process.stdout.write(`${JSON.stringify({ ...o, maxRssMb: maxRssMb() })}\n`);
+  const resourcesArg = (s: string | undefined) => (s ? (s.split(",") as WalkedResource[]) : [...WalkedResources]);
+  if (mode === "fetch") {
+    const [base, key, from, to, res] = a as [string, string, string, string, string?];
+    const c = client(base, key);
+    const counted = counting(c);
+    const t0 = performance.now();
+    const records = await walkOnly(counted.source, resourcesArg(res), { from, to });
+    const ms = performance.now() - t0;
+    const chains = [...counted.perScope].filter(([k]) => k.startsWith("members")).map(([, n]) => n);
+    out({ ms, records, requests: c.stats.requests, memberRequests: chains.reduce((x, y) => x + y, 0), longestMemberChain: Math.max(0, ...chains), groupsRequests: counted.perScope.get("groups") ?? 0 });
+    await c.close();
+  } else if (mode === "dump") {
+    const [base, key, from, to, file] = a as [string, string, string, string, string];
+    const c = client(base, key);
+    const w = createWriteStream(file);
+    await walkOnly(c, WalkedResources, { from, to }, (r, items) => w.write(`${JSON.stringify({ r, items })}\n`));
+    await new Promise((res) => w.end(res));
+    await c.close();
+    out({ ms: 0 });
+  } else if (mode === "insert") {
+    // Baseline: a bare better-sqlite3 insert of the same records, one transaction per page.
+    const [file, dbPath] = a as [string, string];
+    const pages: { r: string; items: { id: string }[] }[] = [];
+    for await (const line of createInterface({ input: createReadStream(file) })) if (line) pages.push(JSON.parse(line));
+    const db = new BetterSqlite3(dbPath);
+    db.pragma("journal_mode = WAL");
+    db.pragma("synchronous = NORMAL");
+    for (const r of WalkedResources) db.exec(`CREATE TABLE ${r} (id TEXT PRIMARY KEY, data TEXT NOT NULL)`);
+    const stmts = new Map(WalkedResources.map((r) => [r as string, db.prepare(`INSERT OR REPLACE INTO ${r} (id, data) VALUES (?, ?)`)]));
+    const t0 = performance.now();
+    for (const p of pages) {
+      const s = stmts.get(p.r)!;
+      db.transaction(() => {
+        for (const item of p.items) s.run(item.id, JSON.stringify(item));
+      })();
+    }
+    const ms = performance.now() - t0;
+    db.close();
+    out({ ms, records: pages.reduce((n, p) => n + p.items.length, 0) });
+  } else if (mode === "sync") {
+    const [base, key, from, to, dbPath, res] = a as [string, string, string, string, string, string?];
+    const c = client(base, key);
+    const db = openDatabase(dbPath);
+    const store = new SnapshotStore(db, { piiKey: Buffer.from("bench-pii-key-0123456789") });
+    const t0 = performance.now();
+    const report = await sync({ source: c, store, claimsWindow: { from, to }, resources: resourcesArg(res), groupConcurrency: GROUP_CONCURRENCY });
+    const ms = performance.now() - t0;
+    db.pragma("wal_checkpoint(TRUNCATE)");
+    db.close();
+    await c.close();
+    const totals = Object.values(report.resources).reduce(
+      (t, r) => ({ inserted: t.inserted + (r?.inserted ?? 0), updated: t.updated + (r?.updated ?? 0), unchanged: t.unchanged + (r?.unchanged ?? 0) }),
+      { inserted: 0, updated: 0, unchanged: 0 },
+    );
+    out({ ms, status: report.status, error: report.error?.message, ...totals, dbBytes: statSync(dbPath).size });
+  } else {
+    throw new Error(`unknown mode ${mode}`);
+  }
+}
+
+main().catch((e) => {
+  process.stderr.write(`${e instanceof Error ? e.stack : String(e)}\n`);
+  process.exit(1);
+});

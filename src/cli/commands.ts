@@ -1,0 +1,78 @@
+/**
+ * The command table. `--help` is generated from it, and each command's module is imported only
+ * when that command runs, so `benefits-sync --help` does not load SQLite or undici.
+ */
+import type { CommandModule } from "./context.js";
+
+export interface OptionSpec {
+  /** Commander syntax: `--limit <n>`, `--dry-run`. */
+  readonly flags: string;
+  readonly description: string;
+  /** Parse and check the value at parse time, so a bad value is a usage error (exit 2). */
+  readonly parse?: "positiveInt" | "nonNegativeInt" | "date" | "list";
+}
+
+export interface CommandSpec {
+  readonly name: string;
+  /** One line, shown in the command list. */
+  readonly summary: string;
+  /** Shown by `benefits-sync <name> --help`; defaults to the summary. */
+  readonly description?: string;
+  readonly options: readonly OptionSpec[];
+  readonly load: () => Promise<CommandModule>;
+}
+
+export const COMMANDS: readonly CommandSpec[] = [
+  {
+    name: "doctor",
+    summary: "check the key and each read endpoint once: what works, what is forbidden, what failed",
+    description:
+      "Check the key, then call each read endpoint of the service once and print a table of what works, what is " +
+      "forbidden (with the advice to give the service operator) and what failed. Prints no data. Exit 0 when every " +
+      "check passes, 1 otherwise.",
+    options: [],
+    load: () => import("./commands/doctor.js"),
+  },
+  {
+    name: "sync",
+    summary: "one run: walk the service, diff against the snapshot, record the changes",
+    options: [
+      { flags: "--resources <list>", description: "comma-separated: designs,groups,members,claims (default: all)", parse: "list" },
+      { flags: "--claims-since <date>", description: "first claim service date to walk (YYYY-MM-DD)", parse: "date" },
+      { flags: "--claims-until <date>", description: "last claim service date to walk (YYYY-MM-DD)", parse: "date" },
+      { flags: "--out <dir>", description: "write this run's deltas under DIR/<run_id>/" },
+      { flags: "--dry-run", description: "walk and diff, but record nothing" },
+      { flags: "--allow-deletes", description: "apply deletions beyond the delete guard's limits" },
+      { flags: "--pii <mode>", description: "token (default) or keep: store plain SSNs only when asked for by name" },
+    ],
+    load: () => import("./commands/sync.js"),
+  },
+  {
+    name: "runs",
+    summary: "the run history",
+    options: [{ flags: "--limit <n>", description: "show the last N runs", parse: "positiveInt" }],
+    load: () => import("./commands/runs.js"),
+  },
+  {
+    name: "demo",
+    summary: "the whole story on the embedded sandbox: sync, a simulated day, sync again, deltas, a report",
+    options: [
+      { flags: "--out <dir>", description: "where to write the deltas and the report" },
+      { flags: "--members <n>", description: "members in the sandbox", parse: "positiveInt" },
+    ],
+    load: () => import("./commands/demo.js"),
+  },
+  {
+    name: "sandbox",
+    summary: "serve the local sandbox of the service; print its base URL and keys",
+    options: [
+      { flags: "--port <n>", description: "port to listen on (default: any free port)", parse: "nonNegativeInt" },
+      { flags: "--seed <s>", description: "seed of the generated data" },
+      { flags: "--members <n>", description: "members to generate", parse: "positiveInt" },
+      { flags: "--groups <n>", description: "groups (policies) to generate", parse: "positiveInt" },
+      { flags: "--claims-per-member <n>", description: "average claims per member", parse: "nonNegativeInt" },
+      { flags: "--latency-ms <n>", description: "added latency per request", parse: "nonNegativeInt" },
+    ],
+    load: () => import("./commands/sandbox.js"),
+  },
+];

@@ -1,0 +1,42 @@
+/**
+ * `benefits-sync demo`: the whole story on the embedded sandbox, with no set-up: sync, a simulated
+ * day of changes, sync again, that run's deltas as CSV; then what changed and where it all went.
+ */
+import { relative } from "node:path";
+import type { CommandContext } from "../context.js";
+import { ExitCode } from "../exit-codes.js";
+import { progressReporter } from "../progress.js";
+
+export async function run(ctx: CommandContext): Promise<number> {
+  const o = ctx.options as { out?: string; members?: number };
+  const { runDemo } = await import("../../pipeline/demo.js");
+  const outDir = o.out ?? "benefits-sync-demo";
+  const say = (line: string) => ctx.stdout.write(`${line}\n`);
+  const quiet = ctx.globals.quiet || ctx.globals.json;
+  const result = await runDemo({
+    outDir,
+    ...(o.members !== undefined ? { members: o.members } : {}),
+    say: ctx.globals.json ? () => {} : say,
+    ...(quiet ? {} : { progress: () => progressReporter(ctx.stderr) }),
+  });
+  const rel = (p: string) => relative(ctx.cwd, p) || ".";
+  if (ctx.globals.json) {
+    say(JSON.stringify({ db: result.dbPath, deltas: result.deltas.dir, runs: [result.first.runId, result.second.runId], second: result.second.resources, matchesGroundTruth: result.matchesGroundTruth }));
+    return result.matchesGroundTruth ? ExitCode.OK : ExitCode.RUN_FAILED;
+  }
+  say(`Run ${result.second.runId}: after the simulated day, in ${(result.second.durationMs / 1000).toFixed(1)} s:`);
+  for (const [r, c] of Object.entries(result.second.resources)) {
+    if (c.inserted + c.updated + c.deleted > 0) say(`  ${r.padEnd(10)} ${c.inserted} inserted, ${c.updated} updated, ${c.deleted} deleted (${c.unchanged} unchanged)`);
+  }
+  say(result.matchesGroundTruth ? "The recorded changes equal the sandbox's own record of the day, exactly." : "WARNING: the recorded changes differ from the sandbox's record of the day.");
+  say("");
+  say("Where everything went:");
+  say(`  snapshot (SQLite):  ${rel(result.dbPath)}`);
+  say(`  run ${result.second.runId} deltas (CSV): ${rel(result.deltas.dir)}/ (${result.deltas.files.map((f) => `${f.file} ${f.rows} row${f.rows === 1 ? "" : "s"}`).join(", ")}; manifest.json)`);
+  say("");
+  say("Try:");
+  say(`  sqlite3 ${rel(result.dbPath)} "SELECT resource, op, COUNT(*) FROM changes WHERE run_id = ${result.second.runId} GROUP BY 1, 2"`);
+  say(`  sqlite3 ${rel(result.dbPath)} "SELECT id, changed_fields FROM changes WHERE run_id = ${result.second.runId} AND op = 'update' LIMIT 5"`);
+  say(`  BENEFITS_DB=${rel(result.dbPath)} npx benefits-sync runs`);
+  return result.matchesGroundTruth ? ExitCode.OK : ExitCode.RUN_FAILED;
+}

@@ -1,0 +1,67 @@
+/**
+ * `benefits-sync sync`: one run (walk, diff, record). Exit 0 when the run succeeded, 1 when it
+ * failed (it is recorded as failed and deleted nothing), 2 for bad usage or configuration.
+ */
+import { ConfigError } from "../../errors.js";
+import type { PiiMode } from "../../store/pii.js";
+import { WalkedResources, type WalkedResource } from "../../store/resources.js";
+import type { CommandContext } from "../context.js";
+import { ExitCode } from "../exit-codes.js";
+import { printRunReport } from "../run-report.js";
+import { progressReporter } from "../progress.js";
+
+export async function run(ctx: CommandContext): Promise<number> {
+  const o = ctx.options as {
+    resources?: string[];
+    claimsSince?: string;
+    claimsUntil?: string;
+    out?: string;
+    dryRun?: boolean;
+    allowDeletes?: boolean;
+    pii?: string;
+  };
+  const config = ctx.config(o.pii !== undefined ? { pii: o.pii } : {});
+  const resources = parseResources(o.resources);
+  if (o.claimsSince && o.claimsUntil && o.claimsSince > o.claimsUntil) {
+    throw new ConfigError([`--claims-since ${o.claimsSince} is after --claims-until ${o.claimsUntil}`]);
+  }
+  const { runSyncJob } = await import("../../pipeline/run-sync-job.js");
+  const progress = ctx.globals.quiet ? undefined : progressReporter(ctx.stderr);
+  const controller = new AbortController();
+  const onSignal = () => controller.abort(new Error("interrupted by a signal"));
+  process.once("SIGINT", onSignal);
+  process.once("SIGTERM", onSignal);
+  try {
+    const report = await runSyncJob({
+      config,
+      ...(resources ? { resources } : {}),
+      ...(o.claimsSince ? { claimsSince: o.claimsSince } : {}),
+      ...(o.claimsUntil ? { claimsUntil: o.claimsUntil } : {}),
+      dryRun: o.dryRun ?? false,
+      ...(o.out !== undefined ? { outDir: o.out } : {}),
+      allowDeletes: o.allowDeletes ?? false,
+      pii: config.pii as PiiMode,
+      ...(progress ? { onProgress: (p) => progress.update(p) } : {}),
+      onNotice: (m) => ctx.stderr.write(`${m}\n`),
+      signal: controller.signal,
+    });
+    progress?.finish();
+    printRunReport(ctx, report);
+    if (report.deltas && !ctx.globals.json) {
+      ctx.stdout.write(`Deltas: ${report.deltas.dir} (${report.deltas.files.map((f) => `${f.file} ${f.rows}`).join(", ") || "no changes"})\n`);
+    }
+    return report.status === "succeeded" ? ExitCode.OK : ExitCode.RUN_FAILED;
+  } finally {
+    process.off("SIGINT", onSignal);
+    process.off("SIGTERM", onSignal);
+  }
+}
+
+function parseResources(list: string[] | undefined): WalkedResource[] | undefined {
+  if (!list) return undefined;
+  const bad = list.filter((r) => !(WalkedResources as readonly string[]).includes(r));
+  if (bad.length) {
+    throw new ConfigError([`--resources: unknown ${bad.map((b) => JSON.stringify(b)).join(", ")}; expected some of ${WalkedResources.join(", ")}`]);
+  }
+  return list as WalkedResource[];
+}

@@ -1,0 +1,100 @@
+#!/usr/bin/env node
+/**
+ * The `benefits-sync` binary. `main(argv, io)` is the whole CLI and returns the exit status, so
+ * tests run it in-process; only the last lines of this file touch `process`.
+ */
+import { realpathSync } from "node:fs";
+import { pathToFileURL } from "node:url";
+import { CommanderError } from "commander";
+import { loadConfig, type Config, type ConfigFlags } from "../config/index.js";
+import { BenefitsSyncError, ConfigError, redact } from "../errors.js";
+import { COMMANDS } from "./commands.js";
+import type { CliIo, CommandContext } from "./context.js";
+import { ExitCode } from "./exit-codes.js";
+import { buildProgram, type Selection } from "./program.js";
+
+/**
+ * Run the CLI with `argv` (without `node` and the script) and return the exit status.
+ *
+ * @example
+ * const code = await main(["doctor", "--json"], { stdout: process.stdout, stderr: process.stderr });
+ */
+export async function main(argv: readonly string[], io: CliIo): Promise<number> {
+  const { program, selected } = buildProgram(io);
+  try {
+    await program.parseAsync([...argv], { from: "user" });
+  } catch (err) {
+    if (err instanceof CommanderError) return usageExit(err, io);
+    throw err;
+  }
+  const selection = selected();
+  if (!selection) return ExitCode.USAGE; // unreachable: commander errors when no command matched
+  return runCommand(selection, io);
+}
+
+function usageExit(err: CommanderError, io: CliIo): number {
+  if (err.code === "commander.helpDisplayed" || err.code === "commander.version") return ExitCode.OK;
+  if (err.code === "commander.unknownCommand") {
+    io.stderr.write(`Commands: ${COMMANDS.map((c) => c.name).join(", ")}. See benefits-sync --help.\n`);
+  }
+  // Includes "commander.help": no command given, help went to stderr.
+  return ExitCode.USAGE;
+}
+
+async function runCommand(selection: Selection, io: CliIo): Promise<number> {
+  const env = io.env ?? process.env;
+  const cwd = io.cwd ?? process.cwd();
+  const g = selection.globals;
+  let cached: Config | undefined;
+  const ctx: CommandContext = {
+    options: selection.options,
+    globals: g,
+    stdout: io.stdout,
+    stderr: io.stderr,
+    env,
+    cwd,
+    config: (extra?: ConfigFlags) => {
+      if (cached && !extra) return cached;
+      const flags: ConfigFlags = { db: g.db, baseUrl: g.baseUrl, environment: g.env, ...extra };
+      const config = loadConfig({ flags, env, cwd, configPath: g.config });
+      if (!extra) cached = config;
+      return config;
+    },
+  };
+  try {
+    const mod = await selection.spec.load();
+    return await mod.run(ctx);
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      io.stderr.write(`benefits-sync ${selection.spec.name}: ${err.message}\n`);
+      return ExitCode.USAGE;
+    }
+    // Our errors are already redacted; anything else is redacted here, on its way out.
+    const text = err instanceof BenefitsSyncError ? `${err.message} [${err.code}]` : redact(err instanceof Error ? err.message : String(err));
+    io.stderr.write(`benefits-sync ${selection.spec.name}: ${text}\n`);
+    return ExitCode.RUN_FAILED;
+  }
+}
+
+/** True when this file is the process's entry point (also through npm's bin symlink). */
+function isEntryPoint(): boolean {
+  const script = process.argv[1];
+  if (!script) return false;
+  try {
+    return import.meta.url === pathToFileURL(realpathSync(script)).href;
+  } catch {
+    return false;
+  }
+}
+
+if (isEntryPoint()) {
+  main(process.argv.slice(2), { stdout: process.stdout, stderr: process.stderr }).then(
+    (code) => {
+      process.exitCode = code;
+    },
+    (err: unknown) => {
+      process.stderr.write(`benefits-sync: ${redact(err instanceof Error ? (err.stack ?? err.message) : String(err))}\n`);
+      process.exitCode = ExitCode.RUN_FAILED;
+    },
+  );
+}

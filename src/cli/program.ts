@@ -1,0 +1,56 @@
+/** The commander program, built from the command table. */
+import { Command, Option } from "commander";
+import { COMMANDS, type CommandSpec } from "./commands.js";
+import type { CliIo, GlobalOptions } from "./context.js";
+import { parserFor } from "./option-parsers.js";
+import { packageVersion } from "./version.js";
+
+/** What parsing selected: a command from the table with its options. */
+export interface Selection {
+  readonly spec: CommandSpec;
+  readonly options: Record<string, unknown>;
+  readonly globals: GlobalOptions;
+}
+
+/**
+ * Build the program. Actions only record the selection; `main` runs it, so errors from a command
+ * are handled in one place rather than inside commander.
+ *
+ * @example
+ * const { program, selected } = buildProgram(io); await program.parseAsync(argv, { from: "user" });
+ */
+export function buildProgram(io: CliIo): { program: Command; selected: () => Selection | undefined } {
+  let selection: Selection | undefined;
+  const program = new Command("benefits-sync")
+    .description("Keep a faithful SQLite copy of the benefits administration service and report exactly what changed.")
+    .version(packageVersion(), "-V, --version", "print the version")
+    .helpOption("-h, --help", "show help")
+    .helpCommand(false)
+    .option("--config <file>", "config file (default: ./benefits-sync.config.json)")
+    .option("--db <file>", "SQLite snapshot file (env BENEFITS_DB, default ./benefits-sync.db)")
+    .option("--base-url <url>", "the service's base URL (env BENEFITS_BASE_URL); overrides --env")
+    .addOption(new Option("--env <name>", "named environment (env BENEFITS_ENV)").choices(["production", "demo", "sandbox"]))
+    .option("--json", "print one JSON object on stdout")
+    .option("--quiet", "print only problems")
+    .configureHelp({ showGlobalOptions: true })
+    .configureOutput({
+      writeOut: (s) => void io.stdout.write(s),
+      writeErr: (s) => void io.stderr.write(s),
+    })
+    // commander's default exit status for a usage error is 1; ours is 2, set by main from the error.
+    .exitOverride();
+
+  for (const spec of COMMANDS) {
+    const cmd = program.command(spec.name).summary(spec.summary).description(spec.description ?? spec.summary);
+    for (const opt of spec.options) {
+      const parse = parserFor(opt);
+      if (parse) cmd.option(opt.flags, opt.description, parse);
+      else cmd.option(opt.flags, opt.description);
+    }
+    cmd.action((_opts: unknown, command: Command) => {
+      selection = { spec, options: command.opts(), globals: command.optsWithGlobals() as GlobalOptions };
+    });
+  }
+  program.addHelpText("after", `\nExit status: 0 success, 1 the run failed, 2 bad usage or configuration.\n`);
+  return { program, selected: () => selection };
+}

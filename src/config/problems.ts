@@ -1,0 +1,89 @@
+/** Turning zod issues into one line per bad key, for `ConfigError.problems`. */
+import type { z } from "zod";
+
+/** Keys whose values are never shown, not even when they are the bad value. */
+const SECRET_KEYS = new Set(["apiKey", "piiKey", "webhookSecrets"]);
+
+/** Known keys per object path, for "did you mean" on a misspelt key. */
+export type KnownKeys = (path: readonly PropertyKey[]) => readonly string[];
+
+/**
+ * One problem per bad key: `http.concurrency: expected a positive integer, got "x" (from the config file)`.
+ * The value is quoted only when it is not a secret; a secret is described by its length.
+ *
+ * @example
+ * describeIssues(result.error.issues, input, () => "BENEFITS_DB", () => [])
+ */
+export function describeIssues(
+  issues: readonly z.core.$ZodIssue[],
+  input: unknown,
+  sourceOf: (path: readonly PropertyKey[]) => string | undefined,
+  knownKeys: KnownKeys,
+): string[] {
+  const out: string[] = [];
+  const from = (path: readonly PropertyKey[]) => {
+    const s = sourceOf(path);
+    return s ? ` (from ${s})` : "";
+  };
+  for (const issue of issues) {
+    if (issue.code === "unrecognized_keys") {
+      for (const key of issue.keys) {
+        const path = [...issue.path, key];
+        const near = closest(key, knownKeys(issue.path));
+        out.push(`${dotted(path)}: unknown key${near ? ` (did you mean "${near}"?)` : ""}${from(path)}`);
+      }
+      continue;
+    }
+    const value = valueAt(input, issue.path);
+    out.push(`${dotted(issue.path)}: ${issue.message}, got ${describeValue(value, isSecretPath(issue.path))}${from(issue.path)}`);
+  }
+  return out;
+}
+
+export const dotted = (path: readonly PropertyKey[]) =>
+  path.length === 0 ? "(root)" : path.map((p) => (typeof p === "number" ? `[${p}]` : String(p))).join(".").replace(/\.\[/g, "[");
+
+const isSecretPath = (path: readonly PropertyKey[]) => SECRET_KEYS.has(String(path[0]));
+
+function valueAt(input: unknown, path: readonly PropertyKey[]): unknown {
+  let v: unknown = input;
+  for (const p of path) {
+    if (typeof v !== "object" || v === null) return undefined;
+    v = (v as Record<PropertyKey, unknown>)[p];
+  }
+  return v;
+}
+
+function describeValue(value: unknown, secret: boolean): string {
+  if (value === undefined) return "nothing";
+  if (value === null) return "null";
+  if (Array.isArray(value)) return `a list of ${value.length}`;
+  if (typeof value === "object") return "an object";
+  if (secret) return typeof value === "string" ? `a value of ${value.length} characters (not shown)` : `a ${typeof value} (not shown)`;
+  const text = JSON.stringify(value);
+  return text.length > 60 ? `${text.slice(0, 57)}..."` : text;
+}
+
+/** The known key within edit distance 2, if any: most typos are one or two keystrokes. */
+function closest(key: string, known: readonly string[]): string | undefined {
+  let best: { k: string; d: number } | undefined;
+  for (const k of known) {
+    const d = distance(key.toLowerCase(), k.toLowerCase());
+    if (d <= 2 && (!best || d < best.d)) best = { k, d };
+  }
+  return best?.k;
+}
+
+function distance(a: string, b: string): number {
+  const row = Array.from({ length: b.length + 1 }, (_, i) => i);
+  for (let i = 1; i <= a.length; i++) {
+    let prev = row[0]!;
+    row[0] = i;
+    for (let j = 1; j <= b.length; j++) {
+      const tmp = row[j]!;
+      row[j] = Math.min(row[j]! + 1, row[j - 1]! + 1, prev + (a[i - 1] === b[j - 1] ? 0 : 1));
+      prev = tmp;
+    }
+  }
+  return row[b.length]!;
+}

@@ -1,0 +1,122 @@
+/**
+ * The whole configuration of benefits-sync as one zod schema. Parsed once, at the edge
+ * (`loadConfig`), then frozen: nothing below the CLI reads `process.env` or a file.
+ *
+ * Every object is strict, so a misspelt key in `benefits-sync.config.json` is an error that names
+ * it instead of a setting silently ignored. Messages are phrased as "expected ..." because the
+ * loader appends `got <value> (from <source>)`.
+ */
+import { z } from "zod";
+
+export const ENVIRONMENTS = ["production", "demo", "sandbox"] as const;
+export type EnvironmentName = (typeof ENVIRONMENTS)[number];
+
+export const PII_MODES = ["token", "keep"] as const;
+export type PiiMode = (typeof PII_MODES)[number];
+
+export const RESOURCE_NAMES = ["designs", "groups", "members", "claims"] as const;
+export type ConfiguredResource = (typeof RESOURCE_NAMES)[number];
+
+const oneOf = (values: readonly string[]) => `expected one of ${values.map((v) => JSON.stringify(v)).join(", ")}`;
+
+const positiveInt = (what = "a positive integer") =>
+  z.number({ error: `expected ${what}` }).int({ error: `expected ${what}` }).positive({ error: `expected ${what}` });
+const nonNegativeInt = (what = "an integer >= 0") =>
+  z.number({ error: `expected ${what}` }).int({ error: `expected ${what}` }).min(0, { error: `expected ${what}` });
+const nonNegativeNumber = (what = "a number >= 0") =>
+  z.number({ error: `expected ${what}` }).min(0, { error: `expected ${what}` }).finite({ error: `expected ${what}` });
+const httpUrl = () => z.url({ protocol: /^https?$/, error: "expected an http(s) URL" });
+const nonEmpty = (what: string) => z.string({ error: `expected ${what}` }).min(1, { error: `expected ${what}` });
+/** A query parameter or JSON field name. */
+const name = () => nonEmpty("a non-empty name");
+
+const Retry = z.strictObject({
+  maxAttempts: positiveInt().default(5),
+  baseMs: nonNegativeInt().default(250),
+  capMs: nonNegativeInt().default(10_000),
+  retryAfterCapMs: nonNegativeInt().default(60_000),
+});
+
+const Http = z.strictObject({
+  concurrency: positiveInt().default(4),
+  /** 0 = unlimited; the service's rate limits are not documented. */
+  requestsPerSecond: nonNegativeNumber().default(0),
+  connectTimeoutMs: positiveInt("a positive integer (milliseconds)").default(10_000),
+  headersTimeoutMs: positiveInt("a positive integer (milliseconds)").default(30_000),
+  bodyTimeoutMs: positiveInt("a positive integer (milliseconds)").default(30_000),
+  retry: Retry.prefault({}),
+});
+
+const resourceFields = {
+  /** Sent as `limit`; the server decides, so this is a hint, never relied on. */
+  pageSize: positiveInt().optional(),
+  /** The item field the cursor and the store key on (api-shapes.md tolerance rule 4). */
+  idField: name().default("id"),
+};
+const Resource = z.strictObject(resourceFields);
+const ClaimsResource = z.strictObject({
+  ...resourceFields,
+  /** The spec does not name the service-date range parameters. */
+  dateParams: z.strictObject({ from: name().default("serviceDateFrom"), to: name().default("serviceDateTo") }).prefault({}),
+  lookbackDays: nonNegativeInt().default(90),
+});
+
+const Resources = z.strictObject({
+  designs: Resource.prefault({}),
+  groups: Resource.prefault({}),
+  members: Resource.prefault({}),
+  claims: ClaimsResource.prefault({}),
+});
+
+const share = "expected a share between 0 and 1";
+const Sync = z.strictObject({
+  /** A run that would delete more than this share of a resource's rows stops (DeleteGuardError). */
+  maxDeleteShare: z.number({ error: share }).min(0, { error: share }).max(1, { error: share }).default(0.1),
+  maxDeleteCount: nonNegativeInt().default(50),
+  /** How many complete runs a record must be absent from before it counts as deleted. */
+  absenceRuns: positiveInt().default(1),
+  groupConcurrency: positiveInt().default(4),
+});
+
+/**
+ * The configuration schema. Input is what the file, the environment and the flags provide;
+ * output has every default filled in.
+ *
+ * @example
+ * const config = Config.parse({ baseUrl: "https://demo.example", apiKey: "k" });
+ * config.http.concurrency; // 4
+ */
+export const Config = z
+  .strictObject({
+    /** Absent: "sandbox" when neither a base URL nor a key is given, else "production". */
+    environment: z.enum(ENVIRONMENTS, { error: oneOf(ENVIRONMENTS) }).optional(),
+    /** Base URLs of the named environments; no real host is hard-coded. */
+    environments: z.strictObject({ production: httpUrl().optional(), demo: httpUrl().optional() }).prefault({}),
+    /** Overrides `environment`. */
+    baseUrl: httpUrl().optional(),
+    /** The bearer key: never printed, logged, stored or exported. */
+    apiKey: nonEmpty("a non-empty key").optional(),
+    db: nonEmpty("a file path").default("./benefits-sync.db"),
+    piiKey: z.string({ error: "expected a secret of at least 16 characters" }).min(16, { error: "expected a secret of at least 16 characters" }).optional(),
+    pii: z.enum(PII_MODES, { error: oneOf(PII_MODES) }).default("token"),
+    webhookSecrets: z.array(nonEmpty("a non-empty secret"), { error: "expected a list of secrets" }).default([]),
+    http: Http.prefault({}),
+    resources: Resources.prefault({}),
+    sync: Sync.prefault({}),
+  })
+  .transform((c) => ({
+    ...c,
+    environment: c.environment ?? (c.baseUrl || c.apiKey ? "production" : "sandbox"),
+  }));
+
+/** What the loader accepts: every key optional, values as in the config file. */
+export type ConfigInput = z.input<typeof Config>;
+
+type DeepReadonly<T> = T extends (infer U)[]
+  ? readonly DeepReadonly<U>[]
+  : T extends object
+    ? { readonly [K in keyof T]: DeepReadonly<T[K]> }
+    : T;
+
+/** The validated, frozen configuration. */
+export type Config = DeepReadonly<z.output<typeof Config>>;

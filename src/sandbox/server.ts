@@ -1,0 +1,121 @@
+/**
+ * The HTTP front: control routes (loopback only), then faults, then the API. Nothing is logged:
+ * the sandbox serves PHI-shaped data and says nothing about it.
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { Socket } from "node:net";
+import { handleApi, type ApiContext, type ListFaults } from "./api-routes.js";
+import { handleControl, type ControlContext } from "./control-routes.js";
+import type { FaultInjector } from "./faults.js";
+import { HTML_502, HttpError, isLoopback, sendError } from "./http-util.js";
+import { CursorError } from "./listing.js";
+
+export interface ServerStats {
+  requests: number;
+  byStatus: Record<string, number>;
+}
+
+export interface SandboxServer {
+  server: Server;
+  stats: ServerStats;
+  /** Destroy hanging requests and open sockets, then close. */
+  close(): Promise<void>;
+}
+
+function count(stats: ServerStats, key: string): void {
+  stats.byStatus[key] = (stats.byStatus[key] ?? 0) + 1;
+}
+
+export function createSandboxServer(api: ApiContext, control: ControlContext, faults: FaultInjector): SandboxServer {
+  const stats: ServerStats = { requests: 0, byStatus: {} };
+  const sockets = new Set<Socket>();
+  const timers = new Set<NodeJS.Timeout>();
+  const stuckPages = new Map<string, string>();
+
+  const respondError = (res: ServerResponse, path: string, e: unknown): void => {
+    if (res.headersSent) {
+      res.destroy();
+      return;
+    }
+    if (e instanceof HttpError) sendError(res, e.status, path, e.message, e.errors);
+    else if (e instanceof CursorError) sendError(res, 400, path, e.message, [{ path: ["startAfter"], message: e.message, code: "invalid_cursor" }]);
+    else sendError(res, 500, path, "Internal server error");
+  };
+
+  const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const url = new URL(req.url ?? "/", "http://sandbox.local");
+    const path = url.pathname;
+    if (path === "/_sandbox" || path.startsWith("/_sandbox/")) {
+      if (!isLoopback(req.socket.remoteAddress)) return sendError(res, 403, path, "Control routes answer on loopback only");
+      try {
+        await handleControl(control, req, res, url);
+      } catch (e) {
+        respondError(res, path, e);
+      }
+      return;
+    }
+    stats.requests++;
+    res.on("finish", () => count(stats, String(res.statusCode)));
+    const d = faults.decide(path);
+    if (d.latencyMs > 0) {
+      await new Promise<void>((resolve) => {
+        const t = setTimeout(() => {
+          timers.delete(t);
+          resolve();
+        }, d.latencyMs);
+        timers.add(t);
+      });
+    }
+    switch (d.action) {
+      case "hang":
+        count(stats, "hang");
+        return; // the socket stays open until the client gives up or close() destroys it
+      case "reset":
+        count(stats, "reset");
+        req.socket.destroy();
+        return;
+      case "429": {
+        const ra = faults.current.retryAfterSeconds;
+        return sendError(res, 429, path, "Too many requests", undefined, ra === null ? {} : { "retry-after": String(ra ?? 1) });
+      }
+      case "500":
+        return sendError(res, 500, path, "Internal server error");
+      case "502":
+        res.writeHead(502, { "content-type": "text/html", "content-length": Buffer.byteLength(HTML_502) });
+        res.end(HTML_502);
+        return;
+      case "503":
+        return sendError(res, 503, path, "Service unavailable");
+      default:
+        break;
+    }
+    const lf: ListFaults | undefined = d.listFaults ? { plan: faults.current, stuckPages } : undefined;
+    try {
+      await handleApi(api, req, res, url, lf);
+    } catch (e) {
+      respondError(res, path, e);
+    }
+  };
+
+  const server = createServer((req, res) => {
+    void handle(req, res);
+  });
+  server.on("connection", (s: Socket) => {
+    sockets.add(s);
+    s.on("close", () => sockets.delete(s));
+  });
+  server.keepAliveTimeout = 5_000;
+
+  return {
+    server,
+    stats,
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const t of timers) clearTimeout(t);
+        timers.clear();
+        server.close(() => resolve());
+        for (const s of sockets) s.destroy();
+        server.closeAllConnections();
+      }),
+  };
+}

@@ -1,0 +1,15 @@
+import { execFileSync } from "node:child_process";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+/**
+ * The e2e tests run the built CLI (`dist/`), as a user would: build it once per test session so
+ * that they never test a stale build.
+ */
+export default function setup(): void {
+  const root = join(dirname(fileURLToPath(import.meta.url)), "..");
+  execFileSync(process.execPath, [join(root, "node_modules", "typescript", "bin", "tsc"), "-p", "tsconfig.build.json"], {
+    cwd: root,
+    stdio: "inherit",
+  });
+}

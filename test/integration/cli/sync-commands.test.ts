@@ -1,0 +1,113 @@
+import { createHash } from "node:crypto";
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ExitCode } from "../../../src/cli/exit-codes.js";
+import { startSandbox, type Sandbox } from "../../../src/sandbox/index.js";
+import { runCli } from "../../unit/cli/run-cli.js";
+import { ALL_CLAIMS } from "../../helpers/sandbox-truth.js";
+
+let sb: Sandbox;
+let dir: string;
+let env: Record<string, string>;
+
+beforeAll(async () => {
+  sb = await startSandbox({ members: 400, groups: 2, seed: 3 });
+  dir = mkdtempSync(join(tmpdir(), "bsync-cli-"));
+  env = { BENEFITS_BASE_URL: sb.baseUrl, BENEFITS_API_KEY: sb.keys.full, BENEFITS_DB: join(dir, "snap.db"), BENEFITS_PII_KEY: "cli-test-pii-key-0123456789" };
+});
+afterAll(async () => {
+  await sb?.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const window = ["--claims-since", ALL_CLAIMS.from, "--claims-until", ALL_CLAIMS.to];
+const lastJson = (out: string) => JSON.parse(out.trim().split("\n").pop()!) as Record<string, unknown>;
+
+describe("benefits-sync sync / runs / demo", () => {
+  it("sync --json prints the contract's report as the last line; runs lists the run; a re-run changes nothing", async () => {
+    const r = await runCli(["sync", ...window, "--json"], { env, cwd: dir });
+    expect(r.code).toBe(ExitCode.OK);
+    const report = lastJson(r.stdout);
+    expect(report).toMatchObject({ runId: 1, status: "succeeded" });
+    const members = (report.resources as Record<string, Record<string, number>>).members!;
+    expect(Object.keys(members).sort()).toEqual(["deleted", "inserted", "quarantined", "seen", "unchanged", "updated"]);
+    expect(members.inserted).toBeGreaterThan(300);
+    expect(statSync(env.BENEFITS_DB!).mode & 0o777).toBe(0o600);
+    // Progress goes to stderr as JSON lines when not on a terminal.
+    expect(r.stderr).toMatch(/"event":"walked","resource":"members"/);
+
+    const again = await runCli(["sync", ...window, "--json", "--quiet", "--out", join(dir, "deltas")], { env, cwd: dir });
+    expect(lastJson(again.stdout)).toMatchObject({ runId: 2, status: "succeeded", deltas: join(dir, "deltas", "2") });
+    // Nothing changed: the manifest lists no files, and the directory still appears.
+    expect(JSON.parse(readFileSync(join(dir, "deltas", "2", "manifest.json"), "utf8")).files).toEqual([]);
+    expect(((lastJson(again.stdout).resources as Record<string, Record<string, number>>).members!).inserted).toBe(0);
+
+    const runs = await runCli(["runs", "--json"], { env, cwd: dir });
+    expect(runs.code).toBe(ExitCode.OK);
+    const rows = JSON.parse(runs.stdout) as { run_id: number; status: string }[];
+    expect(rows.map((x) => [x.run_id, x.status])).toEqual([
+      [2, "succeeded"],
+      [1, "succeeded"],
+    ]);
+    const table = await runCli(["runs"], { env, cwd: dir });
+    expect(table.stdout).toMatch(/^run_id\s+job\s+status/m);
+  });
+
+  it("a dry run reports what it would change and records nothing", async () => {
+    const before = await runCli(["runs", "--json"], { env, cwd: dir });
+    await sb.advance();
+    const dry = await runCli(["sync", ...window, "--dry-run", "--json", "--quiet"], { env, cwd: dir });
+    expect(dry.code).toBe(ExitCode.OK);
+    const report = lastJson(dry.stdout);
+    expect(report.dryRun).toBe(true);
+    const changed = Object.values(report.resources as Record<string, Record<string, number>>).reduce((n, c) => n + c.inserted! + c.updated! + c.deleted!, 0);
+    expect(changed).toBeGreaterThan(0);
+    const after = await runCli(["runs", "--json"], { env, cwd: dir });
+    expect(after.stdout).toBe(before.stdout);
+  });
+
+  it("bad usage exits 2 and changes nothing", async () => {
+    const bad = await runCli(["sync", "--resources", "members,widgets"], { env, cwd: dir });
+    expect(bad.code).toBe(ExitCode.USAGE);
+    expect(bad.stderr).toContain('unknown "widgets"');
+    const backwards = await runCli(["sync", "--claims-since", "2026-02-01", "--claims-until", "2026-01-01"], { env, cwd: dir });
+    expect(backwards.code).toBe(ExitCode.USAGE);
+    expect(backwards.stderr).toContain("is after");
+    const noDb = await runCli(["runs"], { env: { ...env, BENEFITS_DB: join(dir, "missing.db") }, cwd: dir });
+    expect(noDb.code).toBe(ExitCode.USAGE);
+    expect(noDb.stderr).toContain("no snapshot at");
+    expect(existsSync(join(dir, "missing.db"))).toBe(false);
+  });
+
+  it("a run that cannot reach the service exits 1, is recorded failed, and never prints the key", async () => {
+    const down = { ...env, BENEFITS_BASE_URL: "http://127.0.0.1:9", BENEFITS_DB: join(dir, "down.db") };
+    const r = await runCli(["sync", ...window, "--json", "--quiet", "--config", join(dir, "none.json")], { env: down, cwd: dir });
+    // --config pointing nowhere is a usage error: first prove that, then run without it.
+    expect(r.code).toBe(ExitCode.USAGE);
+    const failed = await runCli(["sync", ...window, "--json", "--quiet"], { env: { ...down }, cwd: dir });
+    expect(failed.code).toBe(ExitCode.RUN_FAILED);
+    const report = lastJson(failed.stdout);
+    expect(report.status).toBe("failed");
+    expect((report.error as { code: string }).code).toBe("TRANSPORT");
+    expect(failed.stdout + failed.stderr).not.toContain(env.BENEFITS_API_KEY);
+    const runs = await runCli(["runs", "--json"], { env: down, cwd: dir });
+    expect((JSON.parse(runs.stdout) as { status: string }[])[0]!.status).toBe("failed");
+  }, 60_000);
+
+  it("demo runs the whole story and writes the run's deltas with a manifest that matches the files", async () => {
+    const out = join(dir, "demo");
+    const r = await runCli(["demo", "--members", "300", "--out", out, "--quiet"], { env: {}, cwd: dir });
+    expect(r.code).toBe(ExitCode.OK);
+    expect(r.stdout).toContain("equal the sandbox's own record of the day, exactly");
+    const manifest = JSON.parse(readFileSync(join(out, "deltas", "2", "manifest.json"), "utf8")) as { files: { file: string; rows: number; sha256: string }[] };
+    expect(manifest.files.length).toBeGreaterThan(1);
+    for (const f of manifest.files) {
+      const text = readFileSync(join(out, "deltas", "2", f.file));
+      expect(createHash("sha256").update(text).digest("hex")).toBe(f.sha256);
+      expect(text.toString("utf8").trimEnd().split("\r\n").length - 1).toBeGreaterThanOrEqual(f.rows);
+      expect(text.toString("utf8").split("\r\n")[0]).toMatch(/^op,run_id,/);
+    }
+  }, 60_000);
+});

@@ -1,0 +1,57 @@
+/** `benefits-sync doctor` through `main()` against the real sandbox on port 0, one sandbox for the file. */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ExitCode } from "../../../src/cli/exit-codes.js";
+import { FORBIDDEN_ADVICE } from "../../../src/cli/doctor/checks.js";
+import { startSandbox, type Sandbox } from "../../../src/sandbox/index.js";
+import { runCli } from "./run-cli.js";
+
+describe("benefits-sync doctor (sandbox)", () => {
+  let sandbox: Sandbox;
+  beforeAll(async () => {
+    sandbox = await startSandbox({ members: 200, seed: 7 });
+  });
+  afterAll(() => sandbox?.close());
+
+  const doctor = (key: string, extra: string[] = []) =>
+    runCli(["doctor", "--base-url", sandbox.baseUrl, "--json", ...extra], { env: { BENEFITS_API_KEY: key }, cwd: "/nonexistent-cwd" });
+  const parse = (stdout: string) => JSON.parse(stdout) as { ok: boolean; checks: { endpoint: string; result: string; detail: string }[] };
+
+  it("full key: every check ok, exit 0", async () => {
+    const r = await doctor(sandbox.keys.full);
+    expect(r.stderr).toBe("");
+    expect(r.code).toBe(ExitCode.OK);
+    expect(parse(r.stdout).checks.map((c) => c.result)).toEqual(["ok", "ok", "ok", "ok", "ok", "ok"]);
+  });
+
+  it("key without claims permission: claims forbidden with the advice, exit 1", async () => {
+    const r = await doctor(sandbox.keys.noClaims);
+    expect(r.code).toBe(ExitCode.RUN_FAILED);
+    const checks = parse(r.stdout).checks;
+    const claims = checks.find((c) => c.endpoint === "GET /v1/claims/medical")!;
+    expect(claims.result).toBe("forbidden");
+    expect(claims.detail).toContain(FORBIDDEN_ADVICE);
+    expect(checks.filter((c) => c.result !== "ok")).toHaveLength(1);
+  });
+
+  it("read-only key: doctor only reads, so every check is ok", async () => {
+    const r = await doctor(sandbox.keys.readOnly);
+    expect(parse(r.stdout).checks.map((c) => c.result)).toEqual(["ok", "ok", "ok", "ok", "ok", "ok"]);
+    expect(r.code).toBe(ExitCode.OK);
+  });
+
+  it("a wrong key: auth failed, stopped early, exit 1; the text table says so", async () => {
+    const r = await runCli(["doctor", "--base-url", sandbox.baseUrl], { env: { BENEFITS_API_KEY: "not-a-sandbox-key" }, cwd: "/nonexistent-cwd" });
+    expect(r.code).toBe(ExitCode.RUN_FAILED);
+    expect(r.stdout).toMatch(/GET \/v2\/designs\s+auth failed/);
+    expect(r.stdout).toContain("Stopped: the first call was refused (401)");
+    expect(r.stdout).not.toContain("not-a-sandbox-key");
+  });
+
+  it("no configuration at all: doctor checks the embedded sandbox, exit 0", async () => {
+    const r = await runCli(["doctor", "--json"], { env: {}, cwd: "/nonexistent-cwd" });
+    expect(r.code).toBe(ExitCode.OK);
+    const out = JSON.parse(r.stdout) as { service: string; ok: boolean };
+    expect(out.service).toMatch(/^embedded sandbox \(http:\/\/127\.0\.0\.1:\d+\)$/);
+    expect(out.ok).toBe(true);
+  });
+});
