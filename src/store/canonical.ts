@@ -1,29 +1,58 @@
-import { createHash } from "node:crypto";
+/** Turns an SSN into its stored replacement: `[ssn_last4, ssn_token]`. */
+export type SsnMasker = (ssn: unknown) => readonly [last4: string | null, token: string | null];
+
+export interface CanonicalOptions {
+  /** Replace every `ssn` field, at any depth, by `ssn_last4` and `ssn_token`. */
+  readonly maskSsn?: SsnMasker | undefined;
+  /** Leave this top-level field out (a parent's list of children, stored apart). */
+  readonly omit?: string | undefined;
+  /** Add this top-level field (a child's parent id). */
+  readonly extra?: readonly [string, string] | undefined;
+}
 
 /**
- * JSON with every object's keys sorted, recursively, and no whitespace. Two records that differ
- * only in key order (or were served on different pages) give the same string, so their hashes
- * agree and an unchanged record is never counted as an update.
+ * JSON with every object's keys sorted, recursively, and no whitespace: the form every version
+ * is stored in and compared by. Two records that differ only in key order (or arrived on other
+ * pages) give the same string, so an unchanged record is never an update.
+ *
+ * It builds a key-sorted copy and hands it to V8's native JSON.stringify (measured: about twice
+ * as fast as writing the JSON in JavaScript, and several times faster than JSON.stringify with a
+ * property-list replacer, which leaves V8's fast path). Masking SSNs happens in the same copy.
  *
  * @example canonicalJson({b: 1, a: {d: 2, c: 3}}) === '{"a":{"c":3,"d":2},"b":1}'
  */
-export function canonicalJson(value: unknown): string {
-  return JSON.stringify(sortKeys(value));
+export function canonicalJson(value: unknown, opts: CanonicalOptions = {}): string {
+  return JSON.stringify(sorted(value, opts.maskSsn, opts.omit, opts.extra)) ?? "null";
 }
 
-function sortKeys(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(sortKeys);
-  if (value === null || typeof value !== "object") return value;
+function sorted(v: unknown, mask: SsnMasker | undefined, omit?: string, extra?: readonly [string, string]): unknown {
+  if (v === null || typeof v !== "object") return v;
+  if (Array.isArray(v)) {
+    const out = new Array<unknown>(v.length);
+    for (let i = 0; i < v.length; i++) out[i] = sorted(v[i], mask);
+    return out;
+  }
+  const obj = v as Record<string, unknown>;
+  const keys = Object.keys(obj);
+  const masked = mask !== undefined && "ssn" in obj ? mask(obj.ssn) : undefined;
+  if (masked) keys.push("ssn_last4", "ssn_token");
+  if (extra) keys.push(extra[0]);
+  keys.sort();
   const out: Record<string, unknown> = {};
-  for (const key of Object.keys(value).sort()) {
-    const v = (value as Record<string, unknown>)[key];
-    // undefined is not JSON: dropping it here keeps {a: undefined} and {} the same record.
-    if (v !== undefined) out[key] = sortKeys(v);
+  let last = "";
+  for (const k of keys) {
+    if (k === last || k === omit) continue;
+    last = k;
+    if (masked && (k === "ssn" || k === "ssn_last4" || k === "ssn_token")) {
+      if (k !== "ssn") out[k] = k === "ssn_last4" ? masked[0] : masked[1];
+      continue;
+    }
+    if (extra && k === extra[0]) {
+      out[k] = extra[1];
+      continue;
+    }
+    const x = obj[k];
+    if (x !== undefined) out[k] = x !== null && typeof x === "object" ? sorted(x, mask) : x;
   }
   return out;
-}
-
-/** The first 16 bytes of SHA-256 over the canonical JSON: enough to tell versions apart, half the bytes. */
-export function hashCanonical(canonical: string): Buffer {
-  return createHash("sha256").update(canonical).digest().subarray(0, 16);
 }

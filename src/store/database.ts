@@ -19,6 +19,10 @@ export function openDatabase(path: string, opts: { readonly?: boolean } = {}): D
   const db = new BetterSqlite3(path, { readonly: opts.readonly ?? false, fileMustExist: opts.readonly ?? false });
   db.pragma("busy_timeout = 10000");
   if (!opts.readonly) {
+    // Set before the first table exists (it cannot change afterwards): the pages a run borrows for
+    // its seen ids are handed back to the file system when it ends, so an unchanged re-sync does
+    // not grow the file.
+    if (db.pragma("user_version", { simple: true }) === 0) db.pragma("auto_vacuum = INCREMENTAL");
     db.pragma("journal_mode = WAL");
     db.pragma("synchronous = NORMAL");
     // Bigger cache: the id index of a 100k-member snapshot fits, so lookups do not hit the disk.

@@ -23,7 +23,10 @@ export const migrations: readonly ((db: Database) => void)[] = [
         resumed_from INTEGER REFERENCES _runs(run_id),
         pid INTEGER,
         host TEXT,
-        error TEXT
+        error TEXT,
+        -- Resources that had no current record when this run's walk began (inherited on resume):
+        -- such a walk can prove no delete, so it keeps no seen ids.
+        fresh TEXT NOT NULL DEFAULT '[]'
       );
       CREATE TABLE _run_counts (
         run_id INTEGER NOT NULL,
@@ -50,12 +53,15 @@ export const migrations: readonly ((db: Database) => void)[] = [
         quarantined INTEGER NOT NULL DEFAULT 0,
         PRIMARY KEY (run_id, scope)
       ) WITHOUT ROWID;
-      -- Ids seen by the walk in progress (kept across a crash, so a resumed walk still proves deletes).
+      -- Ids seen by the walk in progress (kept across a crash, so a resumed walk still proves
+      -- deletes). Members, which one walk can list twice (a member in two groups), are kept one
+      -- row per id to tell the second sighting; other resources one row per page, appended.
       CREATE TABLE _seen (
         resource TEXT NOT NULL,
         id TEXT NOT NULL,
         PRIMARY KEY (resource, id)
       ) WITHOUT ROWID;
+      CREATE TABLE _seen_pages (resource TEXT NOT NULL, ids TEXT NOT NULL);
       -- Consecutive complete absences, for the "delete after N absences" policy.
       CREATE TABLE _absence (
         resource TEXT NOT NULL,
@@ -97,9 +103,7 @@ function createResource(db: Database, r: StoredResource): void {
       valid_from_run INTEGER NOT NULL,
       valid_to_run INTEGER,
       op TEXT NOT NULL CHECK (op IN ('insert', 'update')),
-      hash BLOB NOT NULL,
       part TEXT,
-      observed_at TEXT NOT NULL,
       changed_fields TEXT,
       data TEXT NOT NULL
     );
@@ -111,7 +115,8 @@ function createResource(db: Database, r: StoredResource): void {
     }
     CREATE VIEW "${r}" AS SELECT id, ${cols}, data FROM _${r}_v WHERE valid_to_run IS NULL;
     CREATE VIEW "${r}_history" AS
-      SELECT id, ${cols}, data, valid_from_run, valid_to_run, observed_at FROM _${r}_v;
+      SELECT v.id, ${cols.replace(/json_extract\(data/g, "json_extract(v.data")}, v.data, v.valid_from_run, v.valid_to_run, r.started_at AS observed_at
+      FROM _${r}_v v JOIN _runs r ON r.run_id = v.valid_from_run;
   `);
 }
 

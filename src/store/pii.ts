@@ -13,28 +13,30 @@ export type PiiMode = (typeof PiiModes)[number];
  */
 export function maskPii<T>(record: T, key: Buffer, mode: PiiMode = "token"): T {
   if (mode === "keep") return record;
-  return mask(record, key) as T;
+  return mask(record, ssnMasker(key)) as T;
 }
 
-function mask(value: unknown, key: Buffer): unknown {
-  if (Array.isArray(value)) return value.map((v) => mask(v, key));
+function mask(value: unknown, masker: ReturnType<typeof ssnMasker>): unknown {
+  if (Array.isArray(value)) return value.map((v) => mask(v, masker));
   if (value === null || typeof value !== "object") return value;
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(value)) {
-    if (k === "ssn") {
-      if (typeof v === "string" && v.length > 0) {
-        const digits = v.replace(/\D/g, "");
-        out.ssn_token = ssnToken(digits, key);
-        out.ssn_last4 = digits.slice(-4);
-      } else {
-        out.ssn_token = null;
-        out.ssn_last4 = null;
-      }
-    } else {
-      out[k] = mask(v, key);
-    }
+    if (k === "ssn") [out.ssn_last4, out.ssn_token] = masker(v);
+    else out[k] = mask(v, masker);
   }
   return out;
+}
+
+/**
+ * The masker the canonical writer applies to every `ssn` it meets: `[last4, token]`, or nulls for
+ * an empty SSN.
+ */
+export function ssnMasker(key: Buffer): (ssn: unknown) => readonly [string | null, string | null] {
+  return (ssn) => {
+    if (typeof ssn !== "string" || ssn.length === 0) return [null, null];
+    const digits = ssn.replace(/\D/g, "");
+    return [digits.slice(-4), ssnToken(digits, key)];
+  };
 }
 
 /** HMAC-SHA256 of the SSN's digits (so `123-45-6789` and `123456789` give one token). */

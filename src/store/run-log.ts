@@ -15,6 +15,8 @@ export interface RunRow {
   pid: number | null;
   host: string | null;
   error: string | null;
+  /** JSON array of the resources that were empty when the run's chain began. */
+  fresh: string;
 }
 
 /** Whether a process id is alive on this host (signal 0 checks without signalling). */

@@ -1,10 +1,10 @@
 import type { Database, Statement } from "better-sqlite3";
 import { hostname } from "node:os";
 import { DeleteGuardError } from "../errors.js";
-import { canonicalJson, hashCanonical } from "./canonical.js";
+import { canonicalJson, type SsnMasker } from "./canonical.js";
 import { emptyCounts, type ResourceCounts } from "./counts.js";
 import { changedFields } from "./field-diff.js";
-import { maskPii, type PiiMode } from "./pii.js";
+import { maskPii, ssnMasker, type PiiMode } from "./pii.js";
 import { ChildOf, StoredResources, type StoredResource, type WalkedResource } from "./resources.js";
 import { liveRun, markDeadRuns, type RunRow } from "./run-log.js";
 import { provenAbsent, type Candidate, type Scope } from "./scopes.js";
@@ -49,18 +49,19 @@ export interface PageOutcome {
 
 interface Stmts {
   current: Statement;
-  data: Statement;
+  currentMany: Statement;
+  childrenOfOne: Statement;
   insert: Statement;
   close: Statement;
   childrenOf: Statement;
 }
 
-interface Current {
-  vid: number;
-  hash: Buffer;
-  valid_from_run: number;
-  changed_fields: string | null;
+interface Encoded {
+  readonly id: string;
+  readonly canonical: string;
+  readonly part: string | null;
 }
+
 
 /** The run a SnapshotStore is applying pages for. */
 export interface ActiveRun {
@@ -69,6 +70,12 @@ export interface ActiveRun {
   readonly dryRun: boolean;
   readonly counts: Map<StoredResource, ResourceCounts>;
   readonly scopes: Map<string, Scope>;
+  /** Items quarantined so far per scope (a resumed walk's included): such a scope is never complete. */
+  readonly quarantinedByScope: Map<string, number>;
+  /** Resources with no current record when the run's chain began: no delete can be proven. */
+  readonly fresh: ReadonlySet<StoredResource>;
+  /** Fresh resources in the first run of a chain: empty, so no record needs looking up. */
+  readonly empty: ReadonlySet<StoredResource>;
 }
 
 /**
@@ -85,7 +92,9 @@ export class SnapshotStore {
   private txPages = 0;
   private txStarted = 0;
   private run: ActiveRun | undefined;
-  private readonly seenStmt: Statement;
+  private readonly seenBatch: Statement;
+  private readonly seenPage: Statement;
+  private readonly masker: SsnMasker | undefined;
   private readonly walkUpsert: Statement;
   private readonly quarantineStmt: Statement;
   private readonly countsUpsert: Statement;
@@ -100,19 +109,24 @@ export class SnapshotStore {
       commitEveryMs: opts.commitEveryMs ?? 500,
       now: opts.now ?? (() => new Date()),
     };
+    this.masker = this.opts.piiMode === "keep" ? undefined : ssnMasker(this.opts.piiKey);
     for (const r of StoredResources) {
       const t = `_${r}_v`;
       this.stmts.set(r, {
-        current: db.prepare(`SELECT vid, hash, valid_from_run, changed_fields FROM ${t} WHERE id = ? AND valid_to_run IS NULL`),
-        data: db.prepare(`SELECT data FROM ${t} WHERE vid = ?`).pluck(),
+        current: db.prepare(`SELECT vid FROM ${t} WHERE id = ? AND valid_to_run IS NULL`),
         insert: db.prepare(
-          `INSERT INTO ${t} (id, valid_from_run, op, hash, part, observed_at, changed_fields, data) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+          `INSERT INTO ${t} (id, valid_from_run, op, part, changed_fields, data) VALUES (?, ?, ?, ?, ?, ?)`,
         ),
         close: db.prepare(`UPDATE ${t} SET valid_to_run = ? WHERE vid = ?`),
-        childrenOf: db.prepare(`SELECT vid, id FROM ${t} WHERE part = ? AND valid_to_run IS NULL`),
+        currentMany: db.prepare(
+          `SELECT id, vid, data FROM ${t} WHERE id IN (SELECT value FROM json_each(?)) AND valid_to_run IS NULL`,
+        ),
+        childrenOf: db.prepare(`SELECT vid, id, part FROM ${t} WHERE part IN (SELECT value FROM json_each(?)) AND valid_to_run IS NULL`),
+        childrenOfOne: db.prepare(`SELECT vid FROM ${t} WHERE part = ? AND valid_to_run IS NULL`),
       });
     }
-    this.seenStmt = db.prepare("INSERT OR IGNORE INTO _seen (resource, id) VALUES (?, ?)");
+    this.seenBatch = db.prepare("INSERT OR IGNORE INTO _seen (resource, id) SELECT ?, value FROM json_each(?) RETURNING id").pluck();
+    this.seenPage = db.prepare("INSERT INTO _seen_pages (resource, ids) VALUES (?, ?)");
     this.walkUpsert = db.prepare(
       `INSERT INTO _walk (run_id, scope, resource, filters, cursor, pages, records, complete, quarantined)
        VALUES (@run_id, @scope, @resource, @filters, @cursor, @pages, @records, @complete, @quarantined)
@@ -162,9 +176,10 @@ export class SnapshotStore {
             !(last.error ?? "").startsWith("DELETE_GUARD") &&
             this.db.prepare("SELECT 1 FROM _walk WHERE run_id = ? LIMIT 1").get(last.run_id) !== undefined;
           if (resumable) resumedFrom = last.run_id;
+          const fresh = resumable ? (JSON.parse(last.fresh) as StoredResource[]) : this.emptyResources();
           const info = this.db
-            .prepare("INSERT INTO _runs (job, status, started_at, options, resumed_from, pid, host) VALUES (?, 'running', ?, ?, ?, ?, ?)")
-            .run(job, now, optionsJson, resumedFrom ?? null, process.pid, hostname());
+            .prepare("INSERT INTO _runs (job, status, started_at, options, resumed_from, pid, host, fresh) VALUES (?, 'running', ?, ?, ?, ?, ?, ?)")
+            .run(job, now, optionsJson, resumedFrom ?? null, process.pid, hostname(), JSON.stringify(fresh));
           const newId = Number(info.lastInsertRowid);
           if (resumedFrom !== undefined) {
             this.db
@@ -175,11 +190,22 @@ export class SnapshotStore {
               .run(newId, resumedFrom);
           } else {
             // Seen ids of an abandoned walk prove nothing for this one.
-            this.db.exec("DELETE FROM _seen");
+            this.clearSeen();
           }
           return newId;
         })();
-    this.run = { runId: id, resumedFrom, dryRun: flags.dryRun ?? false, counts: new Map(), scopes: new Map() };
+    const fresh = new Set(JSON.parse(this.db.prepare("SELECT fresh FROM _runs WHERE run_id = ?").pluck().get(id) as string) as StoredResource[]);
+    this.run = {
+      runId: id,
+      resumedFrom,
+      dryRun: flags.dryRun ?? false,
+      counts: new Map(),
+      scopes: new Map(),
+      quarantinedByScope: new Map(),
+      fresh,
+      // A fresh resource in the first run of its chain holds nothing yet: no lookups needed.
+      empty: resumedFrom === undefined ? fresh : new Set(),
+    };
     for (const r of StoredResources) this.run.counts.set(r, emptyCounts());
     return this.run;
   }
@@ -188,11 +214,20 @@ export class SnapshotStore {
     this.db.exec("BEGIN");
     this.inTx = true;
     markDeadRuns(this.db, now);
-    this.db.exec("DELETE FROM _seen");
+    this.clearSeen();
     const info = this.db
-      .prepare("INSERT INTO _runs (job, status, started_at, options, pid, host) VALUES (?, 'running', ?, ?, ?, ?)")
-      .run(job, now, optionsJson, process.pid, hostname());
+      .prepare("INSERT INTO _runs (job, status, started_at, options, pid, host, fresh) VALUES (?, 'running', ?, ?, ?, ?, ?)")
+      .run(job, now, optionsJson, process.pid, hostname(), JSON.stringify(this.emptyResources()));
     return Number(info.lastInsertRowid);
+  }
+
+  /** The resources that hold no current record. */
+  private emptyResources(): StoredResource[] {
+    return StoredResources.filter((r) => this.db.prepare(`SELECT 1 FROM _${r}_v WHERE valid_to_run IS NULL LIMIT 1`).get() === undefined);
+  }
+
+  private clearSeen(): void {
+    this.db.exec("DELETE FROM _seen; DELETE FROM _seen_pages;");
   }
 
   private active(): ActiveRun {
@@ -204,9 +239,10 @@ export class SnapshotStore {
   beginScope(scope: Scope): ScopeState {
     const run = this.active();
     run.scopes.set(scope.key, scope);
-    const row = this.db.prepare("SELECT cursor, complete, pages, records FROM _walk WHERE run_id = ? AND scope = ?").get(run.runId, scope.key) as
-      | { cursor: string | null; complete: number; pages: number; records: number }
+    const row = this.db.prepare("SELECT cursor, complete, pages, records, quarantined FROM _walk WHERE run_id = ? AND scope = ?").get(run.runId, scope.key) as
+      | { cursor: string | null; complete: number; pages: number; records: number; quarantined: number }
       | undefined;
+    run.quarantinedByScope.set(scope.key, row?.quarantined ?? 0);
     if (!row) {
       this.tx(() => this.walkUpsert.run(walkRow(run.runId, scope, undefined, 0, 0, false, 0)));
       return { cursor: undefined, complete: false, pages: 0, records: 0 };
@@ -217,28 +253,47 @@ export class SnapshotStore {
   /**
    * Apply one page of a scope's walk, with its checkpoint, in the current group of pages.
    * `next` is the cursor to resume from; `end` says the scope's walk is complete after this page.
+   *
+   * This is the hot path of every run: records are written to canonical JSON in one pass (SSNs
+   * masked on the way), and the page's current versions, seen ids and children are read and
+   * written with one statement per page rather than one per record.
    */
   applyPage(scope: Scope, items: readonly unknown[], next: string | undefined, end: boolean): PageOutcome {
     const run = this.active();
     const before = snapshotCounts(run.counts);
-    let quarantined = 0;
     this.ensureTx();
     const idField = this.opts.idFields[scope.resource] ?? "id";
+    const childSpec = ChildOf[scope.resource];
     const observedAt = this.now();
+    const fresh = run.fresh.has(scope.resource);
+    let quarantined = 0;
+    const valid: Record<string, unknown>[] = [];
     for (const item of items) {
-      const problem = itemProblem(item, idField, ChildOf[scope.resource]?.field);
+      const problem = itemProblem(item, idField, childSpec?.field);
       if (problem) {
         quarantined++;
         this.quarantine(scope, item, idField, problem, observedAt);
-        continue;
-      }
-      const record = maskPii(item as Record<string, unknown>, this.opts.piiKey, this.opts.piiMode);
-      const id = record[idField] as string;
-      // A member listed under two groups is seen twice in one walk: the second sighting is not news.
-      if (this.seenStmt.run(scope.resource, id).changes === 0) continue;
-      quarantined += this.observe(scope, id, record, observedAt);
+      } else valid.push(item as Record<string, unknown>);
     }
-    this.walkUpsert.run(walkRow(run.runId, scope, next, 1, items.length, end && quarantined === 0 && !this.scopeQuarantined(scope), quarantined));
+    const ids = JSON.stringify(valid.map((r) => r[idField]));
+    let records = valid;
+    if (scope.resource === "members") {
+      // A member listed under two groups is seen twice in one walk: only the first sighting counts.
+      const firstSeen = new Set(this.seenBatch.all(scope.resource, ids) as string[]);
+      records = valid.filter((r) => firstSeen.delete(r[idField] as string));
+    } else if (!fresh && valid.length > 0) {
+      this.seenPage.run(scope.resource, ids);
+    }
+    const counts = this.counts(scope.resource);
+    counts.seen += records.length;
+    const encoded = records.map((r) =>
+      this.encode(r[idField] as string, r, { omit: childSpec?.field, part: partOf(scope.resource, r) }),
+    );
+    this.upsertMany(scope.resource, encoded);
+    if (childSpec) quarantined += this.observeChildren(scope, records, idField, observedAt);
+    const scopeQuarantined = (run.quarantinedByScope.get(scope.key) ?? 0) + quarantined;
+    run.quarantinedByScope.set(scope.key, scopeQuarantined);
+    this.walkUpsert.run(walkRow(run.runId, scope, next, 1, items.length, end && scopeQuarantined === 0, quarantined));
     this.pageDone();
     const after = snapshotCounts(run.counts);
     return {
@@ -249,82 +304,95 @@ export class SnapshotStore {
     };
   }
 
-  private scopeQuarantined(scope: Scope): boolean {
-    const row = this.db.prepare("SELECT quarantined FROM _walk WHERE run_id = ? AND scope = ?").get(this.active().runId, scope.key) as
-      | { quarantined: number }
-      | undefined;
-    return (row?.quarantined ?? 0) > 0;
+  private encode(id: string, record: Record<string, unknown>, o: { omit?: string | undefined; extra?: readonly [string, string]; part: string | null }): Encoded {
+    const canonical = canonicalJson(record, { maskSsn: this.masker, omit: o.omit, extra: o.extra });
+    return { id, canonical, part: o.part };
   }
 
-  /** Store one walked record and its children; returns how many children were quarantined. */
-  private observe(scope: Scope, id: string, record: Record<string, unknown>, observedAt: string): number {
-    const childSpec = ChildOf[scope.resource];
-    const counts = this.counts(scope.resource);
-    counts.seen++;
-    if (!childSpec) {
-      this.upsert(scope.resource, id, record, partOf(scope.resource, record), observedAt);
-      return 0;
-    }
-    const { [childSpec.field]: rawChildren, ...parent } = record;
-    this.upsert(scope.resource, id, parent, null, observedAt);
-    const children = Array.isArray(rawChildren) ? rawChildren : [];
-    const childCounts = this.counts(childSpec.child);
-    const keep = new Set<string>();
+  /** Children of a page's parents: each parent's list is the whole truth about its children. */
+  private observeChildren(scope: Scope, parents: readonly Record<string, unknown>[], idField: string, observedAt: string): number {
+    const spec = ChildOf[scope.resource]!;
+    const counts = this.counts(spec.child);
+    const encoded: Encoded[] = [];
+    const keepByParent = new Map<string, Set<string> | null>();
     let quarantined = 0;
-    for (const child of children) {
-      const problem = itemProblem(child, "id");
-      if (problem) {
-        quarantined++;
-        this.quarantine(scope, child, "id", `${childSpec.child}: ${problem}`, observedAt, id);
-        continue;
-      }
-      const c = { ...(child as Record<string, unknown>), [childSpec.parentKey]: id };
-      const cid = c.id as string;
-      if (keep.has(cid)) continue;
-      keep.add(cid);
-      childCounts.seen++;
-      this.upsert(childSpec.child, cid, c, id, observedAt);
-    }
-    // The parent's list is the whole truth about its children, unless part of it was unreadable.
-    if (quarantined === 0) {
-      const s = this.stmt(childSpec.child);
-      const run = this.active();
-      for (const row of s.childrenOf.all(id) as { vid: number; id: string }[]) {
-        if (!keep.has(row.id)) {
-          s.close.run(run.runId, row.vid);
-          childCounts.deleted++;
+    for (const p of parents) {
+      const pid = p[idField] as string;
+      const keep = new Set<string>();
+      let complete = true;
+      const list = Array.isArray(p[spec.field]) ? (p[spec.field] as unknown[]) : [];
+      for (const child of list) {
+        const problem = itemProblem(child, "id");
+        if (problem) {
+          quarantined++;
+          complete = false;
+          this.quarantine(scope, child, "id", `${spec.child}: ${problem}`, observedAt, pid);
+          continue;
         }
+        const c = child as Record<string, unknown>;
+        const cid = c.id as string;
+        if (keep.has(cid)) continue;
+        keep.add(cid);
+        encoded.push(this.encode(cid, c, { extra: [spec.parentKey, pid], part: pid }));
+      }
+      // Part of the list was unreadable: none of this parent's children can be proven gone.
+      keepByParent.set(pid, complete ? keep : null);
+    }
+    counts.seen += encoded.length;
+    this.upsertMany(spec.child, encoded);
+    const run = this.active();
+    if (run.empty.has(spec.child)) return quarantined;
+    const s = this.stmt(spec.child);
+    const runId = run.runId;
+    const parentIds = [...keepByParent.keys()];
+    for (const row of s.childrenOf.all(JSON.stringify(parentIds)) as { vid: number; id: string; part: string }[]) {
+      const keep = keepByParent.get(row.part);
+      if (keep && !keep.has(row.id)) {
+        s.close.run(runId, row.vid);
+        counts.deleted++;
       }
     }
     return quarantined;
   }
 
-  private upsert(resource: StoredResource, id: string, record: Record<string, unknown>, part: string | null, observedAt: string): void {
+  /** Insert, update or leave each record, reading the current versions of the batch at once. */
+  private upsertMany(resource: StoredResource, records: readonly Encoded[]): void {
+    if (records.length === 0) return;
     const s = this.stmt(resource);
-    const runId = this.active().runId;
+    const run = this.active();
+    const runId = run.runId;
+    if (run.empty.has(resource)) {
+      // Nothing was stored before this run and each record arrives once: every one is an insert.
+      for (const r of records) s.insert.run(r.id, runId, "insert", r.part, null, r.canonical);
+      this.counts(resource).inserted += records.length;
+      return;
+    }
     const counts = this.counts(resource);
-    const canonical = canonicalJson(record);
-    const hash = hashCanonical(canonical);
-    const cur = s.current.get(id) as Current | undefined;
-    if (!cur) {
-      s.insert.run(id, runId, "insert", hash, part, observedAt, null, canonical);
-      counts.inserted++;
-      return;
+    // The stored JSON is canonical too: comparing the strings is exact, and cheaper than hashing
+    // every record of an unchanged walk. The hash is kept per version, as a fingerprint for users.
+    const current = new Map<string, { vid: number; data: string }>();
+    for (const row of s.currentMany.all(JSON.stringify(records.map((r) => r.id))) as { id: string; vid: number; data: string }[]) current.set(row.id, row);
+    for (const r of records) {
+      const cur = current.get(r.id);
+      if (!cur) {
+        s.insert.run(r.id, runId, "insert", r.part, null, r.canonical);
+        counts.inserted++;
+        continue;
+      }
+      if (cur.data === r.canonical) {
+        counts.unchanged++;
+        continue;
+      }
+      const fields = changedFields(JSON.parse(cur.data), JSON.parse(r.canonical));
+      if (fields.length === 0) {
+        // Only null-versus-missing differs: the same observation (tolerance rule 2).
+        counts.unchanged++;
+        continue;
+      }
+      s.close.run(runId, cur.vid);
+      s.insert.run(r.id, runId, "update", r.part, JSON.stringify(fields), r.canonical);
+      counts.updated++;
     }
-    if (cur.hash.equals(hash)) {
-      counts.unchanged++;
-      return;
-    }
-    const old = JSON.parse(s.data.get(cur.vid) as string) as unknown;
-    const fields = changedFields(old, record);
-    if (fields.length === 0) {
-      // Only null-versus-missing differs: the same observation (tolerance rule 2).
-      counts.unchanged++;
-      return;
-    }
-    s.close.run(runId, cur.vid);
-    s.insert.run(id, runId, "update", hash, part, observedAt, JSON.stringify(fields), canonical);
-    counts.updated++;
   }
 
   private quarantine(scope: Scope, item: unknown, idField: string, reason: string, observedAt: string, parentId?: string): void {
@@ -403,12 +471,17 @@ export class SnapshotStore {
         return this.endFailed(run, `DELETE_GUARD: ${message}`, true, new DeleteGuardError(message));
       }
       for (const p of plan) this.applyDeletes(run, p.resource, p.ids);
-      this.db.prepare("DELETE FROM _absence WHERE EXISTS (SELECT 1 FROM _seen s WHERE s.resource = _absence.resource AND s.id = _absence.id)").run();
-      this.db.exec("DELETE FROM _seen");
+      if (this.db.prepare("SELECT 1 FROM _absence LIMIT 1").get()) {
+        for (const r of new Set([...run.scopes.values()].map((x) => x.resource))) {
+          this.db.prepare(`DELETE FROM _absence WHERE resource = ? AND id IN (${seenIdsSql(r)})`).run(r, r);
+        }
+      }
+      this.clearSeen();
       this.db.prepare("UPDATE _runs SET status = 'succeeded', finished_at = ? WHERE run_id = ?").run(this.now(), run.runId);
       this.writeCounts();
       if (run.dryRun) return this.rollbackDryRun(run, "succeeded");
       this.durableCommit();
+      this.db.pragma("incremental_vacuum");
       return { runId: run.runId, status: "succeeded", counts: countsObject(run), resumedFrom: run.resumedFrom };
     } finally {
       this.run = undefined;
@@ -450,7 +523,7 @@ export class SnapshotStore {
         this.db.prepare(`UPDATE _${r}_v SET valid_to_run = NULL WHERE valid_to_run = ?`).run(run.runId);
       }
       this.db.prepare("DELETE FROM _walk WHERE run_id = ?").run(run.runId);
-      this.db.exec("DELETE FROM _seen");
+      this.clearSeen();
       for (const c of run.counts.values()) Object.assign(c, { inserted: 0, updated: 0, deleted: 0 });
     }
     this.writeCounts();
@@ -468,10 +541,14 @@ export class SnapshotStore {
     );
     for (const [resource, scopes] of byResource) {
       const complete = scopes.filter((s) => completeKeys.has(s.key));
-      if (complete.length === 0) continue;
+      // Nothing to prove gone where nothing was stored before the walk began.
+      if (complete.length === 0 || run.fresh.has(resource)) continue;
       const candidates = this.candidates(resource);
       const proven = candidates.filter((c) => provenAbsent(c, complete, scopes));
-      const seenCount = this.db.prepare("SELECT COUNT(*) FROM _seen WHERE resource = ?").pluck().get(resource) as number;
+      const seenCount = this.db
+        .prepare(resource === "members" ? "SELECT COUNT(*) FROM _seen WHERE resource = ?" : "SELECT COALESCE(SUM(json_array_length(ids)), 0) FROM _seen_pages WHERE resource = ?")
+        .pluck()
+        .get(resource) as number;
       const ids: string[] = [];
       const bump = this.db.prepare(
         "INSERT INTO _absence (resource, id, count) VALUES (?, ?, 1) ON CONFLICT (resource, id) DO UPDATE SET count = count + 1 RETURNING count",
@@ -493,7 +570,7 @@ export class SnapshotStore {
     const rows = this.db
       .prepare(
         `SELECT v.id, v.part${extra} FROM _${resource}_v v
-         WHERE v.valid_to_run IS NULL AND NOT EXISTS (SELECT 1 FROM _seen s WHERE s.resource = ? AND s.id = v.id)`,
+         WHERE v.valid_to_run IS NULL AND v.id NOT IN (${seenIdsSql(resource)})`,
       )
       .all(resource) as { id: string; part: string | null; serviceDate?: string | null }[];
     if (resource !== "members") return rows;
@@ -508,14 +585,14 @@ export class SnapshotStore {
     const child = ChildOf[resource];
     const clearAbsence = this.db.prepare("DELETE FROM _absence WHERE resource = ? AND id = ?");
     for (const id of ids) {
-      const cur = s.current.get(id) as Current | undefined;
+      const cur = s.current.get(id) as { vid: number } | undefined;
       if (!cur) continue;
       s.close.run(run.runId, cur.vid);
       this.counts(resource).deleted++;
       clearAbsence.run(resource, id);
       if (child) {
         const cs = this.stmt(child.child);
-        for (const row of cs.childrenOf.all(id) as { vid: number }[]) {
+        for (const row of cs.childrenOfOne.all(id) as { vid: number }[]) {
           cs.close.run(run.runId, row.vid);
           this.counts(child.child).deleted++;
         }
@@ -553,6 +630,13 @@ function walkRow(runId: number, scope: Scope, cursor: string | undefined, pages:
     complete: complete ? 1 : 0,
     quarantined,
   };
+}
+
+/** SQL for the ids a run has seen of a resource (one `?` parameter: the resource). */
+function seenIdsSql(resource: WalkedResource): string {
+  return resource === "members"
+    ? "SELECT id FROM _seen WHERE resource = ?"
+    : "SELECT j.value FROM _seen_pages p, json_each(p.ids) j WHERE p.resource = ?";
 }
 
 /** Why an item cannot be stored, or undefined when it can. */
