@@ -37,7 +37,8 @@ class Day {
     const added = state.members.added;
     for (let i = 0; i < tries; i++) {
       const m = added.length > 0 && rng.chance(0.1) ? added[rng.int(added.length)] : state.members.bySlot(rng.int(state.world.totalSlots));
-      if (m && ok(m)) return m;
+      // Records born today (new hires) are left alone, so each change shows in the day's walk diff.
+      if (m && m.createdAt.slice(0, 10) < this.day && ok(m)) return m;
     }
     return undefined;
   }

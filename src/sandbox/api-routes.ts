@@ -197,6 +197,14 @@ export function authorize(ctx: ApiContext, req: IncomingMessage, path: string): 
   if (key === noClaims && path.startsWith("/v1/claims")) throw new HttpError(403, "Forbidden: this key lacks the claims permission");
 }
 
+function decodeSegment(s: string): string {
+  try {
+    return decodeURIComponent(s);
+  } catch {
+    throw new HttpError(400, "Malformed path parameter");
+  }
+}
+
 /** Route one API request. Throws HttpError for the router to answer. */
 export async function handleApi(ctx: ApiContext, req: IncomingMessage, res: ServerResponse, url: URL, lf: ListFaults | undefined): Promise<void> {
   const path = url.pathname;
@@ -207,7 +215,7 @@ export async function handleApi(ctx: ApiContext, req: IncomingMessage, res: Serv
     pathMatched = true;
     if (r.method !== req.method) continue;
     authorize(ctx, req, path);
-    await r.handle(ctx, req, res, m.slice(1).map((s) => decodeURIComponent(s)), url, lf);
+    await r.handle(ctx, req, res, m.slice(1).map(decodeSegment), url, lf);
     return;
   }
   if (pathMatched) throw new HttpError(405, `Method ${req.method} not allowed on ${path}`);

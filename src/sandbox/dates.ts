@@ -10,14 +10,36 @@ export function dayNum(iso: string): number {
   return Math.floor(Date.UTC(y, m - 1, d) / DAY_MS);
 }
 
+// Day strings are asked for millions of times while serving; Date#toISOString is the hot spot.
+const DAY_CACHE_BASE = -25_000; // 1901
+const dayCache: (string | undefined)[] = [];
+
 /** Day number → `"YYYY-MM-DD"`. */
 export function isoDay(n: number): string {
+  const i = n - DAY_CACHE_BASE;
+  if (i >= 0 && i < 80_000) {
+    const hit = dayCache[i];
+    if (hit !== undefined) return hit;
+    const s = new Date(n * DAY_MS).toISOString().slice(0, 10);
+    dayCache[i] = s;
+    return s;
+  }
   return new Date(n * DAY_MS).toISOString().slice(0, 10);
 }
 
-/** Epoch milliseconds → ISO 8601 timestamp in UTC. */
+const pad2 = (n: number): string => (n < 10 ? `0${n}` : String(n));
+
+/** Epoch milliseconds → ISO 8601 timestamp in UTC (same text as Date#toISOString for years 1901-2119). */
 export function isoTime(ms: number): string {
-  return new Date(ms).toISOString();
+  const day = Math.floor(ms / DAY_MS);
+  let rest = ms - day * DAY_MS;
+  const h = Math.floor(rest / 3_600_000);
+  rest -= h * 3_600_000;
+  const m = Math.floor(rest / 60_000);
+  rest -= m * 60_000;
+  const s = Math.floor(rest / 1000);
+  const milli = rest - s * 1000;
+  return `${isoDay(day)}T${pad2(h)}:${pad2(m)}:${pad2(s)}.${milli < 10 ? `00${milli}` : milli < 100 ? `0${milli}` : milli}Z`;
 }
 
 export function dayStartMs(n: number): number {

@@ -15,9 +15,6 @@ export interface Household {
   readonly group: GroupInfo;
   readonly size: number;
   readonly hasSpouse: boolean;
-  readonly lastName: string;
-  readonly address: AddressRec;
-  readonly phone: string;
   readonly planIdx: number;
   readonly startDay: number;
   /** Last covered day, or -1 while covered. */
@@ -25,7 +22,16 @@ export interface Household {
   readonly renewal: boolean;
 }
 
+/** What only members need (claims skip it): drawn from a separate stream. */
+export interface HouseholdDetails {
+  readonly h: number;
+  readonly lastName: string;
+  readonly address: AddressRec;
+  readonly phone: string;
+}
+
 const cache = new WeakMap<World, Household>();
+const detailCache = new WeakMap<World, HouseholdDetails>();
 
 /** The household `h` (the last one asked is cached: consecutive slots share it). */
 export function householdAt(world: World, h: number): Household {
@@ -36,6 +42,22 @@ export function householdAt(world: World, h: number): Household {
   const u = rng.next();
   const size = u < 0.45 ? 1 : u < 0.65 ? 2 : u < 0.8 ? 3 : u < 0.92 ? 4 : 5;
   const hasSpouse = size >= 2 && rng.chance(0.75);
+  const planIdx = rng.int(group.rec.plans.length);
+  // Most households start with the plan year; the rest were hired later (some start in the future).
+  const monthsSince = Math.max(0, monthsBetween(group.effDay, world.genesisDay));
+  const startDay = rng.chance(0.7) ? group.effDay : firstOfMonth(group.effDay, rng.range(0, monthsSince + 1));
+  const terminated = rng.chance(0.04) && startDay < world.genesisDay - 1;
+  const endDay = terminated ? startDay + rng.int(world.genesisDay - 1 - startDay) : -1;
+  const renewal = group.prior !== undefined && rng.chance(world.renewProb) && startDay === group.effDay;
+  const hh: Household = { h, group, size, hasSpouse, planIdx, startDay, endDay, renewal };
+  cache.set(world, hh);
+  return hh;
+}
+
+export function householdDetails(world: World, h: number): HouseholdDetails {
+  const hit = detailCache.get(world);
+  if (hit && hit.h === h) return hit;
+  const rng = rngFor(world.seed, Kind.household, h, 1);
   const lastName = rng.chance(0.06) ? rng.pick(LAST_UNICODE) : rng.pick(LAST);
   const [city, state, zip3] = rng.pick(CITIES);
   const address: AddressRec = {
@@ -46,16 +68,9 @@ export function householdAt(world: World, h: number): Household {
     zip: `${zip3}${String(rng.int(100)).padStart(2, "0")}`,
   };
   const phone = `+1${rng.range(201, 989)}555${String(rng.int(10000)).padStart(4, "0")}`;
-  const planIdx = rng.int(group.rec.plans.length);
-  // Most households start with the plan year; the rest were hired later (some start in the future).
-  const monthsSince = Math.max(0, monthsBetween(group.effDay, world.genesisDay));
-  const startDay = rng.chance(0.7) ? group.effDay : firstOfMonth(group.effDay, rng.range(0, monthsSince + 1));
-  const terminated = rng.chance(0.04) && startDay < world.genesisDay - 1;
-  const endDay = terminated ? startDay + rng.int(world.genesisDay - 1 - startDay) : -1;
-  const renewal = group.prior !== undefined && rng.chance(world.renewProb) && startDay === group.effDay;
-  const hh: Household = { h, group, size, hasSpouse, lastName, address, phone, planIdx, startDay, endDay, renewal };
-  cache.set(world, hh);
-  return hh;
+  const d: HouseholdDetails = { h, lastName, address, phone };
+  detailCache.set(world, d);
+  return d;
 }
 
 function monthsBetween(a: number, b: number): number {
@@ -100,13 +115,14 @@ export function generateMember(world: World, slot: number): MemberRec | undefine
   if (h >= world.households) return undefined;
   const hh = householdAt(world, h);
   if (pos >= hh.size) return undefined;
+  const det = householdDetails(world, h);
   const rng = rngFor(world.seed, Kind.member, slot);
   const relationship = pos === 0 ? "self" : pos === 1 && hh.hasSpouse ? "spouse" : "child";
   const female = rng.chance(0.5);
   const unicode = rng.chance(0.07);
   const firstName = female ? rng.pick(unicode ? FEMALE_FIRST_UNICODE : FEMALE_FIRST) : rng.pick(unicode ? MALE_FIRST_UNICODE : MALE_FIRST);
   const ownSurname = relationship === "spouse" && rng.chance(0.15);
-  const lastName = ownSurname ? rng.pick(LAST) : hh.lastName;
+  const lastName = ownSurname ? rng.pick(LAST) : det.lastName;
   const genesisYear = Number(isoDay(world.genesisDay).slice(0, 4));
   const dateOfBirth = relationship === "child" ? dob(rng, genesisYear, 0, 24) : dob(rng, genesisYear, 22, 66);
   const ssnValue = ssn(rng);
@@ -151,8 +167,8 @@ export function generateMember(world: World, slot: number): MemberRec | undefine
     memberType: relationship === "self" ? "employee" : "dependent",
     relationship,
     email: relationship === "self" || (relationship === "spouse" && spouseEmail) ? `${emailSafe(firstName)}.${emailSafe(lastName)}${emailN}@example.com` : null,
-    phone: relationship === "child" ? null : hh.phone,
-    address: { ...hh.address },
+    phone: relationship === "child" ? null : det.phone,
+    address: { ...det.address },
     createdAt: isoTime(world.memberBaseMs + slot * world.memberStepMs),
     coverages,
   };

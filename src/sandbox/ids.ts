@@ -8,12 +8,27 @@ import { hash32, type Rng } from "./prng.js";
 
 const hex = (n: number, width: number): string => (n >>> 0).toString(16).padStart(width, "0").slice(-width);
 
-function masks(seed: number, kind: number): { hi: number; lo: number; tag: number } {
-  return {
-    hi: hash32(seed, kind, 0x51) & 0xffffff,
-    lo: hash32(seed, kind, 0x52) & 0xffffff,
-    tag: hash32(seed, kind, 0x53),
-  };
+interface Masks {
+  hi: number;
+  lo: number;
+  /** The constant middle of every id of this seed and kind. */
+  middle: string;
+}
+const maskCache = new Map<string, Masks>();
+
+function masks(seed: number, kind: number): Masks {
+  const key = `${seed}:${kind}`;
+  let m = maskCache.get(key);
+  if (!m) {
+    const t = hash32(seed, kind, 0x53);
+    m = {
+      hi: hash32(seed, kind, 0x51) & 0xffffff,
+      lo: hash32(seed, kind, 0x52) & 0xffffff,
+      middle: `${hex(t >>> 16, 4)}-4${hex(t >>> 4, 3)}-${hex(8 | (t & 3), 1)}${hex(t >>> 20, 3)}`,
+    };
+    maskCache.set(key, m);
+  }
+  return m;
 }
 
 /** The UUID of generated record `index` (0 ≤ index < 2^48) of `kind`. */
@@ -22,8 +37,7 @@ export function encodeId(seed: number, kind: number, index: number): string {
   const hi = Math.floor(index / 0x1000000) ^ m.hi;
   const lo = (index % 0x1000000) ^ m.lo;
   const check = hash32(seed, kind, index, 0x54);
-  const t = m.tag;
-  return `${hex(check, 8)}-${hex(t >>> 16, 4)}-4${hex(t >>> 4, 3)}-${hex(8 | (t & 3), 1)}${hex(t >>> 20, 3)}-${hex(hi, 6)}${hex(lo, 6)}`;
+  return `${hex(check, 8)}-${m.middle}-${hex(hi, 6)}${hex(lo, 6)}`;
 }
 
 /** The index encoded by {@link encodeId}, or undefined when `id` is not a generated id of this kind. */

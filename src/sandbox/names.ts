@@ -42,7 +42,16 @@ export const CPT_CODES = ["99213", "99214", "99203", "80053", "85025", "36415", 
 export const DENIAL_REASONS = ["not_covered", "duplicate_claim", "eligibility_terminated", "prior_authorization_missing", "out_of_network", "timely_filing"] as const;
 
 /** ASCII-fold a name for an email local part. */
+const emailCache = new Map<string, string>();
 export function emailSafe(s: string): string {
+  const hit = emailCache.get(s);
+  if (hit !== undefined) return hit;
+  const out = emailFold(s);
+  if (emailCache.size < 10_000) emailCache.set(s, out);
+  return out;
+}
+
+function emailFold(s: string): string {
   const folded = s.normalize("NFKD").replace(/[\u0300-\u036f]/g, "").toLowerCase().replace(/[^a-z0-9]+/g, "");
   return folded || "member";
 }

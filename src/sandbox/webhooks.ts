@@ -79,7 +79,8 @@ export class WebhookSender {
   private readonly eventMap = new Map<string, WebhookEventRec>();
   private readonly deliveryList: DeliveryRecord[] = [];
   private readonly timers = new Set<NodeJS.Timeout>();
-  private readonly limit = pLimit(4);
+  /** One delivery at a time per configuration: the order of sending is the order decided in emit(). */
+  private readonly limits = new Map<string, ReturnType<typeof pLimit>>();
   private inFlight = 0;
   private waiters: (() => void)[] = [];
   private closed = false;
@@ -145,7 +146,12 @@ export class WebhookSender {
 
   private attempt(cfg: WebhookConfig, ev: WebhookEventRec, rec: DeliveryRecord): void {
     this.inFlight++;
-    void this.limit(() => this.send(cfg, ev))
+    let limit = this.limits.get(cfg.id);
+    if (!limit) {
+      limit = pLimit(1);
+      this.limits.set(cfg.id, limit);
+    }
+    void limit(() => this.send(cfg, ev))
       .then((r) => {
         rec.attempts.push({ at: new Date().toISOString(), status: r.status, error: r.error });
         const ok = r.status !== null && r.status >= 200 && r.status < 300;

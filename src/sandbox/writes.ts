@@ -12,7 +12,6 @@ import {
   TerminateBody,
   type EnrolleeInput,
 } from "../../schemas/writes.js";
-import { currentCoverage } from "./advance.js";
 import { isValidIsoDay } from "./dates.js";
 import type { EnrollmentRequests } from "./enrollment-requests.js";
 import { HttpError, zodIssues, type Issue } from "./http-util.js";
@@ -220,4 +219,3 @@ export class Writes {
   }
 }
 
-export { currentCoverage };

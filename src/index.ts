@@ -1,0 +1,50 @@
+/**
+ * benefits-sync: the public API. Everything here is stable; anything imported from deeper paths
+ * is not.
+ *
+ * @example
+ * import { createClient, openDatabase, SnapshotStore, sync, rollingWindow } from "benefits-sync";
+ * const client = createClient({ baseUrl, apiKey });
+ * const store = new SnapshotStore(openDatabase("snapshot.db"), { piiKey });
+ * const report = await sync({ source: client, store, claimsWindow: rollingWindow(new Date(), 90) });
+ */
+export * from "./errors.js";
+
+// The service client.
+export { createClient, paginate, resolveBaseUrl, retryDelay, parseRetryAfter, Environments } from "./api/index.js";
+export type { ClientOptions, ServiceClient, MemberFilters, ClaimFilters, ListOptions, Page, PageResult, Logger } from "./api/index.js";
+
+// Configuration.
+export { loadConfig, resolveService, clientOptionsFromConfig, Config } from "./config/index.js";
+export type { ConfigInput, ServiceTarget } from "./config/index.js";
+
+// The snapshot and the sync.
+export { openDatabase } from "./store/database.js";
+export { SnapshotStore, defaultDeletePolicy } from "./store/snapshot.js";
+export type { DeletePolicy, RunOutcome, SnapshotOptions } from "./store/snapshot.js";
+export { canonicalJson } from "./store/canonical.js";
+export { changedFields } from "./store/field-diff.js";
+export { maskPii, ssnToken, loadOrCreatePiiKey } from "./store/pii.js";
+export type { PiiMode } from "./store/pii.js";
+export { StoredResources, WalkedResources } from "./store/resources.js";
+export type { StoredResource, WalkedResource } from "./store/resources.js";
+export { scopeOf } from "./store/scopes.js";
+export type { Scope } from "./store/scopes.js";
+export type { ResourceCounts } from "./store/counts.js";
+export { sync } from "./pipeline/sync.js";
+export type { RunReport, SyncOptions, SyncProgress } from "./pipeline/sync.js";
+export { runSyncJob, claimsWindowFor } from "./pipeline/run-sync-job.js";
+export type { SyncJobOptions } from "./pipeline/run-sync-job.js";
+export { rollingWindow } from "./extract/scopes.js";
+export type { ClaimsWindow } from "./extract/scopes.js";
+export type { PageSource } from "./extract/page-source.js";
+
+// Deltas.
+export { writeRunCsv } from "./sinks/csv/write-run-csv.js";
+export type { RunCsvResult, ManifestFile } from "./sinks/csv/write-run-csv.js";
+export { runDeltas, deliveryRuns } from "./sinks/run-deltas.js";
+export type { Delta } from "./sinks/run-deltas.js";
+
+// The sandbox.
+export { startSandbox } from "./sandbox/index.js";
+export type { Sandbox, SandboxOptions, ChangeSet, FaultPlan } from "./sandbox/index.js";
