@@ -21,6 +21,7 @@ import { LIST_PATHS, paths, type ListResource } from "./endpoints.js";
 import { pollEnrollmentRequest, type WaitOptions } from "./enrollment-wait.js";
 import { redactingLogger } from "./logger.js";
 import { paginate, type Page } from "./paginate.js";
+import { rawListItems } from "./raw-items.js";
 import { unwrapList, validate } from "./shape.js";
 import { createTransport, type Query, type TransportStats } from "./transport.js";
 
@@ -140,7 +141,13 @@ export function createClient(options: ClientOptions): ServiceClient {
             return typeof id === "string" && id !== "" ? id : undefined;
           };
     return paginate(
-      async (startAfter) => unwrapList(await get(path, { ...query, startAfter }, opts.signal), `GET ${path}`),
+      async (startAfter) => {
+        const { value, text } = await transport.sendWithText({ method: "GET", path, query: { ...query, startAfter }, signal: opts.signal });
+        const page = unwrapList(value, `GET ${path}`);
+        // The items' own text lets the sync skip re-serialising records that did not change.
+        const raw = rawListItems(text);
+        return raw && raw.length === page.items.length ? { ...page, raw } : page;
+      },
       { startAfter: opts.startAfter, idOf },
     );
   }

@@ -4,6 +4,8 @@ import { PaginationError } from "../errors.js";
 export interface PageResult<T> {
   items: T[];
   hasMore?: boolean | undefined;
+  /** Each item's JSON text as the server sent it, when the caller could tell (same order as items). */
+  raw?: string[] | undefined;
 }
 
 /** One page of a walk, as `paginate()` yields it. */
@@ -16,6 +18,8 @@ export interface Page<T> {
   next: string | undefined;
   /** 0-based page number within this walk. */
   index: number;
+  /** Each item's JSON text as the server sent it, when known (same order as `items`). */
+  raw?: string[] | undefined;
 }
 
 export interface PaginateOptions<T> {
@@ -82,7 +86,7 @@ export async function* paginate<T>(
     }
 
     const last = page.hasMore === false;
-    yield { items, startAfter: cursor, next: last ? undefined : lastId, index };
+    yield { items, startAfter: cursor, next: last ? undefined : lastId, index, ...(page.raw ? { raw: page.raw } : {}) };
     if (last) return;
     cursor = lastId;
   }

@@ -55,10 +55,12 @@ export interface TransportStats {
 export interface Transport {
   /** Send one request with the client's retry policy; resolves to the parsed JSON (undefined for an empty 2xx body). */
   send(req: SendRequest): Promise<unknown>;
+  /** The same, also giving the body's text (the sync fingerprints list items by their text). */
+  sendWithText(req: SendRequest): Promise<{ value: unknown; text: string }>;
   readonly stats: TransportStats;
 }
 
-type Outcome = { ok: true; value: unknown } | { ok: false; error: BenefitsSyncError; status: number; retryAfterMs?: number | undefined };
+type Outcome = { ok: true; value: unknown; text: string } | { ok: false; error: BenefitsSyncError; status: number; retryAfterMs?: number | undefined };
 
 /**
  * The HTTP layer of the client: one `undici.request` per attempt through the given dispatcher, the
@@ -106,13 +108,13 @@ export function createTransport(opts: TransportOptions): Transport {
       attempt: attemptNo,
     });
     if (status >= 200 && status < 300) {
-      return { ok: true, value: text.trim() === "" ? undefined : parseJson(text, `${req.method} ${req.path}`, status) };
+      return { ok: true, text, value: text.trim() === "" ? undefined : parseJson(text, `${req.method} ${req.path}`, status) };
     }
     const retryAfterMs = parseRetryAfter(res.headers["retry-after"]);
     return { ok: false, status, retryAfterMs, error: errorFromResponse({ status, method: req.method, path: pathWithQuery, text, retryAfterMs }) };
   }
 
-  async function send(req: SendRequest): Promise<unknown> {
+  async function sendWithText(req: SendRequest): Promise<{ value: unknown; text: string }> {
     const pathWithQuery = req.path + queryString(req.query);
     const idempotent = req.method === "GET";
     for (let attemptNo = 0; ; attemptNo++) {
@@ -121,7 +123,7 @@ export function createTransport(opts: TransportOptions): Transport {
       let retryAfterMs: number | undefined;
       try {
         const outcome = await limit(() => attempt(req, pathWithQuery, attemptNo));
-        if (outcome.ok) return outcome.value;
+        if (outcome.ok) return { value: outcome.value, text: outcome.text };
         error = outcome.error;
         retryAfterMs = outcome.retryAfterMs;
         retry = idempotent && RETRY_STATUSES.has(outcome.status);
@@ -150,7 +152,8 @@ export function createTransport(opts: TransportOptions): Transport {
     }
   }
 
-  return { send, stats };
+  const send = async (req: SendRequest): Promise<unknown> => (await sendWithText(req)).value;
+  return { send, sendWithText, stats };
 }
 
 /** Build `?a=1&b=2` from the defined values, or "" when there are none. */

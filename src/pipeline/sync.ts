@@ -141,7 +141,7 @@ async function walkScope(
   for await (const page of opts.source.pages(scope.resource, requestFilters(scope), pageOpts)) {
     if (signal.aborted) throw signal.reason;
     const end = page.next === undefined;
-    opts.store.applyPage(scope, page.items, page.next, end);
+    opts.store.applyPage(scope, page.items, page.next, end, page.raw);
     onItems?.(page.items);
     pages++;
     records += page.items.length;

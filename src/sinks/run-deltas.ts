@@ -39,9 +39,8 @@ export function* runDeltas(db: Database, resource: StoredResource, runIds: reado
       `SELECT op, run_id, id, data, changed_fields FROM (
          SELECT op, valid_from_run AS run_id, id, data, changed_fields FROM _${resource}_v WHERE valid_from_run IN (${marks})
          UNION ALL
-         SELECT 'delete', v.valid_to_run, v.id, v.data, NULL FROM _${resource}_v v
-           WHERE v.valid_to_run IN (${marks})
-             AND NOT EXISTS (SELECT 1 FROM _${resource}_v n WHERE n.id = v.id AND n.valid_from_run = v.valid_to_run)
+         SELECT 'delete', valid_to_run, id, data, NULL FROM _${resource}_v
+           WHERE valid_to_run IN (${marks}) AND ended_by = 'delete'
        ) ORDER BY CASE op WHEN 'insert' THEN 0 WHEN 'update' THEN 1 ELSE 2 END, id, run_id`,
     )
     .iterate(...runIds, ...runIds) as IterableIterator<{ op: DeltaOp; run_id: number; id: string; data: string; changed_fields: string | null }>;

@@ -103,11 +103,17 @@ function createResource(db: Database, r: StoredResource): void {
       valid_from_run INTEGER NOT NULL,
       valid_to_run INTEGER,
       op TEXT NOT NULL CHECK (op IN ('insert', 'update')),
+      -- Why the version stopped being current: replaced by an update, or the record was deleted.
+      ended_by TEXT CHECK (ended_by IN ('update', 'delete')),
       part TEXT,
       changed_fields TEXT,
+      -- A keyed hash of the text the server sent, so an unchanged record is recognised without
+      -- re-serialising it; null where it must not be trusted (a child list was unreadable).
+      fp INTEGER,
       data TEXT NOT NULL
     );
-    CREATE INDEX _${r}_v_id ON _${r}_v (id, valid_from_run);
+    -- Current versions by id, covering the fingerprint: the sync's per-page probe reads no table row.
+    CREATE INDEX _${r}_v_current ON _${r}_v (id, fp) WHERE valid_to_run IS NULL;
     ${
       // Children (plans, coverages) are found by parent when the parent is observed; other parts
       // are only read for the few delete candidates, so they need no index.
@@ -123,9 +129,7 @@ function createResource(db: Database, r: StoredResource): void {
 function changesSelect(r: StoredResource): string {
   return `SELECT valid_from_run AS run_id, '${r}' AS resource, id, op, changed_fields FROM _${r}_v
 UNION ALL
-SELECT v.valid_to_run, '${r}', v.id, 'delete', NULL FROM _${r}_v v
-  WHERE v.valid_to_run IS NOT NULL
-    AND NOT EXISTS (SELECT 1 FROM _${r}_v n WHERE n.id = v.id AND n.valid_from_run = v.valid_to_run)`;
+SELECT valid_to_run, '${r}', id, 'delete', NULL FROM _${r}_v WHERE ended_by = 'delete'`;
 }
 
 /** Bring the database to the latest schema. Refuses a database newer than this code. */

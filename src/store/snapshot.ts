@@ -1,6 +1,7 @@
 import type { Database, Statement } from "better-sqlite3";
 import { hostname } from "node:os";
 import { DeleteGuardError } from "../errors.js";
+import { hash } from "node:crypto";
 import { canonicalJson, type SsnMasker } from "./canonical.js";
 import { emptyCounts, type ResourceCounts } from "./counts.js";
 import { changedFields } from "./field-diff.js";
@@ -51,15 +52,20 @@ interface Stmts {
   current: Statement;
   currentMany: Statement;
   childrenOfOne: Statement;
+  data: Statement;
+  setFp: Statement;
   insert: Statement;
   close: Statement;
   childrenOf: Statement;
 }
 
-interface Encoded {
+/** One walked record, before it is compared with the snapshot. */
+interface Observed {
   readonly id: string;
-  readonly canonical: string;
+  readonly item: Record<string, unknown>;
   readonly part: string | null;
+  /** The fingerprint of the text the server sent; null when it must not be trusted. */
+  readonly fp: number | null;
 }
 
 
@@ -95,6 +101,7 @@ export class SnapshotStore {
   private readonly seenBatch: Statement;
   private readonly seenPage: Statement;
   private readonly masker: SsnMasker | undefined;
+  private readonly fpSecret: string;
   private readonly walkUpsert: Statement;
   private readonly quarantineStmt: Statement;
   private readonly countsUpsert: Statement;
@@ -110,18 +117,24 @@ export class SnapshotStore {
       now: opts.now ?? (() => new Date()),
     };
     this.masker = this.opts.piiMode === "keep" ? undefined : ssnMasker(this.opts.piiKey);
+    this.fpSecret = `${this.opts.piiKey.toString("hex")}:${this.opts.piiMode}:`;
     for (const r of StoredResources) {
       const t = `_${r}_v`;
       this.stmts.set(r, {
         current: db.prepare(`SELECT vid FROM ${t} WHERE id = ? AND valid_to_run IS NULL`),
         insert: db.prepare(
-          `INSERT INTO ${t} (id, valid_from_run, op, part, changed_fields, data) VALUES (?, ?, ?, ?, ?, ?)`,
+          `INSERT INTO ${t} (id, valid_from_run, op, part, changed_fields, fp, data) VALUES (?, ?, ?, ?, ?, ?, ?)`,
         ),
-        close: db.prepare(`UPDATE ${t} SET valid_to_run = ? WHERE vid = ?`),
+        close: db.prepare(`UPDATE ${t} SET valid_to_run = ?, ended_by = ? WHERE vid = ?`),
+        // Answered from the covering index of current versions: no table row is read.
         currentMany: db.prepare(
-          `SELECT id, vid, data FROM ${t} WHERE id IN (SELECT value FROM json_each(?)) AND valid_to_run IS NULL`,
+          `SELECT id, vid, fp FROM ${t} WHERE id IN (SELECT value FROM json_each(?)) AND valid_to_run IS NULL`,
         ),
-        childrenOf: db.prepare(`SELECT vid, id, part FROM ${t} WHERE part IN (SELECT value FROM json_each(?)) AND valid_to_run IS NULL`),
+        data: db.prepare(`SELECT data FROM ${t} WHERE vid = ?`).pluck(),
+        setFp: db.prepare(`UPDATE ${t} SET fp = ? WHERE vid = ?`),
+        childrenOf: db.prepare(
+          `SELECT vid, id, part, data FROM ${t} WHERE part IN (SELECT value FROM json_each(?)) AND valid_to_run IS NULL`,
+        ),
         childrenOfOne: db.prepare(`SELECT vid FROM ${t} WHERE part = ? AND valid_to_run IS NULL`),
       });
     }
@@ -252,45 +265,61 @@ export class SnapshotStore {
 
   /**
    * Apply one page of a scope's walk, with its checkpoint, in the current group of pages.
-   * `next` is the cursor to resume from; `end` says the scope's walk is complete after this page.
+   * `next` is the cursor to resume from; `end` says the scope's walk is complete after this page;
+   * `raw` is each item's JSON text as the server sent it, when the source knows it.
    *
-   * This is the hot path of every run: records are written to canonical JSON in one pass (SSNs
-   * masked on the way), and the page's current versions, seen ids and children are read and
-   * written with one statement per page rather than one per record.
+   * This is the hot path of every run. Each record's fingerprint (a keyed hash of the text the
+   * server sent) is compared with the current version's through a covering index: an unchanged
+   * record costs one hash and one index probe, and is never parsed into canonical JSON again. Only
+   * a record whose fingerprint differs is canonicalised and compared field by field (a server that
+   * reorders keys changes the fingerprint, not the record). Current versions, seen ids and
+   * children are read with one statement per page rather than one per record.
    */
-  applyPage(scope: Scope, items: readonly unknown[], next: string | undefined, end: boolean): PageOutcome {
+  applyPage(scope: Scope, items: readonly unknown[], next: string | undefined, end: boolean, raw?: readonly string[]): PageOutcome {
     const run = this.active();
     const before = snapshotCounts(run.counts);
     this.ensureTx();
     const idField = this.opts.idFields[scope.resource] ?? "id";
     const childSpec = ChildOf[scope.resource];
     const observedAt = this.now();
-    const fresh = run.fresh.has(scope.resource);
     let quarantined = 0;
-    const valid: Record<string, unknown>[] = [];
-    for (const item of items) {
+    const valid: Observed[] = [];
+    items.forEach((item, i) => {
       const problem = itemProblem(item, idField, childSpec?.field);
       if (problem) {
         quarantined++;
         this.quarantine(scope, item, idField, problem, observedAt);
-      } else valid.push(item as Record<string, unknown>);
-    }
-    const ids = JSON.stringify(valid.map((r) => r[idField]));
+        return;
+      }
+      const rec = item as Record<string, unknown>;
+      // A parent whose children cannot all be read gets no fingerprint: it is re-read next time.
+      const badChild = childSpec !== undefined && childList(rec, childSpec.field).some((c) => itemProblem(c, "id") !== undefined);
+      const text = raw?.[i] ?? JSON.stringify(item);
+      valid.push({ id: rec[idField] as string, item: rec, part: partOf(scope.resource, rec), fp: badChild ? null : this.fingerprint(text) });
+    });
+    const ids = JSON.stringify(valid.map((r) => r.id));
     let records = valid;
     if (scope.resource === "members") {
       // A member listed under two groups is seen twice in one walk: only the first sighting counts.
       const firstSeen = new Set(this.seenBatch.all(scope.resource, ids) as string[]);
-      records = valid.filter((r) => firstSeen.delete(r[idField] as string));
-    } else if (!fresh && valid.length > 0) {
+      records = valid.filter((r) => firstSeen.delete(r.id));
+    } else if (!run.fresh.has(scope.resource) && valid.length > 0) {
       this.seenPage.run(scope.resource, ids);
     }
-    const counts = this.counts(scope.resource);
-    counts.seen += records.length;
-    const encoded = records.map((r) =>
-      this.encode(r[idField] as string, r, { omit: childSpec?.field, part: partOf(scope.resource, r) }),
-    );
-    this.upsertMany(scope.resource, encoded);
-    if (childSpec) quarantined += this.observeChildren(scope, records, idField, observedAt);
+    this.counts(scope.resource).seen += records.length;
+    const reread = this.upsertMany(scope.resource, records, childSpec?.field);
+    if (childSpec) {
+      // Children of a parent whose fingerprint held are unchanged with it.
+      const childCounts = this.counts(childSpec.child);
+      const rereadIds = new Set(reread.map((r) => r.id));
+      for (const r of records) {
+        if (rereadIds.has(r.id)) continue;
+        const n = childList(r.item, childSpec.field).length;
+        childCounts.seen += n;
+        childCounts.unchanged += n;
+      }
+      quarantined += this.observeChildren(scope, reread, observedAt);
+    }
     const scopeQuarantined = (run.quarantinedByScope.get(scope.key) ?? 0) + quarantined;
     run.quarantinedByScope.set(scope.key, scopeQuarantined);
     this.walkUpsert.run(walkRow(run.runId, scope, next, 1, items.length, end && scopeQuarantined === 0, quarantined));
@@ -304,95 +333,125 @@ export class SnapshotStore {
     };
   }
 
-  private encode(id: string, record: Record<string, unknown>, o: { omit?: string | undefined; extra?: readonly [string, string]; part: string | null }): Encoded {
-    const canonical = canonicalJson(record, { maskSsn: this.masker, omit: o.omit, extra: o.extra });
-    return { id, canonical, part: o.part };
+  /** A keyed hash of a record's text: the PII key makes it useless for guessing an SSN. 48 bits. */
+  private fingerprint(text: string): number {
+    return hash("sha256", this.fpSecret + text, "buffer").readUIntBE(0, 6);
   }
 
-  /** Children of a page's parents: each parent's list is the whole truth about its children. */
-  private observeChildren(scope: Scope, parents: readonly Record<string, unknown>[], idField: string, observedAt: string): number {
+  private canonical(record: Record<string, unknown>, omit?: string, extra?: readonly [string, string]): string {
+    return canonicalJson(record, { maskSsn: this.masker, omit, extra });
+  }
+
+  /**
+   * Insert, update or leave each record. Returns the records whose fingerprint did not match the
+   * current version's (new, changed, or only re-serialised): their children need a look.
+   */
+  private upsertMany(resource: StoredResource, records: readonly Observed[], omit: string | undefined): Observed[] {
+    if (records.length === 0) return [];
+    const s = this.stmt(resource);
+    const run = this.active();
+    const counts = this.counts(resource);
+    if (run.empty.has(resource)) {
+      // Nothing was stored before this run and each record arrives once: every one is an insert.
+      for (const r of records) s.insert.run(r.id, run.runId, "insert", r.part, null, r.fp, this.canonical(r.item, omit));
+      counts.inserted += records.length;
+      return [...records];
+    }
+    const current = new Map<string, { vid: number; fp: number | null }>();
+    for (const row of s.currentMany.all(JSON.stringify(records.map((r) => r.id))) as { id: string; vid: number; fp: number | null }[]) {
+      current.set(row.id, row);
+    }
+    const reread: Observed[] = [];
+    for (const r of records) {
+      const cur = current.get(r.id);
+      if (cur && r.fp !== null && cur.fp === r.fp) {
+        counts.unchanged++;
+        continue;
+      }
+      reread.push(r);
+      const data = cur ? (s.data.get(cur.vid) as string) : undefined;
+      this.applyVersion(resource, r.id, r.part, r.fp, this.canonical(r.item, omit), cur && data !== undefined ? { vid: cur.vid, data } : undefined);
+    }
+    return reread;
+  }
+
+  /** Record one observation against the current version (if any): insert, update, or unchanged. */
+  private applyVersion(resource: StoredResource, id: string, part: string | null, fp: number | null, canonical: string, cur: { vid: number; data: string } | undefined): void {
+    const s = this.stmt(resource);
+    const runId = this.active().runId;
+    const counts = this.counts(resource);
+    if (!cur) {
+      s.insert.run(id, runId, "insert", part, null, fp, canonical);
+      counts.inserted++;
+      return;
+    }
+    const fields = cur.data === canonical ? [] : changedFields(JSON.parse(cur.data), JSON.parse(canonical));
+    if (fields.length === 0) {
+      // The same record (or only null-versus-missing differs, tolerance rule 2): keep the version,
+      // remember the new fingerprint so the next walk takes the fast path.
+      s.setFp.run(fp, cur.vid);
+      counts.unchanged++;
+      return;
+    }
+    s.close.run(runId, "update", cur.vid);
+    s.insert.run(id, runId, "update", part, JSON.stringify(fields), fp, canonical);
+    counts.updated++;
+  }
+
+  /** Children of re-read parents: each parent's list is the whole truth about its children. */
+  private observeChildren(scope: Scope, parents: readonly Observed[], observedAt: string): number {
+    if (parents.length === 0) return 0;
     const spec = ChildOf[scope.resource]!;
     const counts = this.counts(spec.child);
-    const encoded: Encoded[] = [];
+    const s = this.stmt(spec.child);
+    const run = this.active();
+    const seen: { id: string; parent: string; canonical: string }[] = [];
     const keepByParent = new Map<string, Set<string> | null>();
     let quarantined = 0;
     for (const p of parents) {
-      const pid = p[idField] as string;
       const keep = new Set<string>();
       let complete = true;
-      const list = Array.isArray(p[spec.field]) ? (p[spec.field] as unknown[]) : [];
-      for (const child of list) {
+      for (const child of childList(p.item, spec.field)) {
         const problem = itemProblem(child, "id");
         if (problem) {
           quarantined++;
           complete = false;
-          this.quarantine(scope, child, "id", `${spec.child}: ${problem}`, observedAt, pid);
+          this.quarantine(scope, child, "id", `${spec.child}: ${problem}`, observedAt, p.id);
           continue;
         }
         const c = child as Record<string, unknown>;
         const cid = c.id as string;
         if (keep.has(cid)) continue;
         keep.add(cid);
-        encoded.push(this.encode(cid, c, { extra: [spec.parentKey, pid], part: pid }));
+        seen.push({ id: cid, parent: p.id, canonical: this.canonical(c, undefined, [spec.parentKey, p.id]) });
       }
       // Part of the list was unreadable: none of this parent's children can be proven gone.
-      keepByParent.set(pid, complete ? keep : null);
+      keepByParent.set(p.id, complete ? keep : null);
     }
-    counts.seen += encoded.length;
-    this.upsertMany(spec.child, encoded);
-    const run = this.active();
-    if (run.empty.has(spec.child)) return quarantined;
-    const s = this.stmt(spec.child);
-    const runId = run.runId;
-    const parentIds = [...keepByParent.keys()];
-    for (const row of s.childrenOf.all(JSON.stringify(parentIds)) as { vid: number; id: string; part: string }[]) {
+    counts.seen += seen.length;
+    if (run.empty.has(spec.child)) {
+      for (const c of seen) s.insert.run(c.id, run.runId, "insert", c.parent, null, null, c.canonical);
+      counts.inserted += seen.length;
+      return quarantined;
+    }
+    const existing = s.childrenOf.all(JSON.stringify(parents.map((p) => p.id))) as { vid: number; id: string; part: string; data: string }[];
+    const byId = new Map(existing.map((row) => [row.id, row]));
+    // A child that moved from another parent is found by its own id.
+    const moved = seen.filter((c) => !byId.has(c.id));
+    if (moved.length > 0) {
+      for (const row of s.currentMany.all(JSON.stringify(moved.map((c) => c.id))) as { id: string; vid: number }[]) {
+        byId.set(row.id, { vid: row.vid, id: row.id, part: "", data: s.data.get(row.vid) as string });
+      }
+    }
+    for (const c of seen) this.applyVersion(spec.child, c.id, c.parent, null, c.canonical, byId.get(c.id));
+    for (const row of existing) {
       const keep = keepByParent.get(row.part);
       if (keep && !keep.has(row.id)) {
-        s.close.run(runId, row.vid);
+        s.close.run(run.runId, "delete", row.vid);
         counts.deleted++;
       }
     }
     return quarantined;
-  }
-
-  /** Insert, update or leave each record, reading the current versions of the batch at once. */
-  private upsertMany(resource: StoredResource, records: readonly Encoded[]): void {
-    if (records.length === 0) return;
-    const s = this.stmt(resource);
-    const run = this.active();
-    const runId = run.runId;
-    if (run.empty.has(resource)) {
-      // Nothing was stored before this run and each record arrives once: every one is an insert.
-      for (const r of records) s.insert.run(r.id, runId, "insert", r.part, null, r.canonical);
-      this.counts(resource).inserted += records.length;
-      return;
-    }
-    const counts = this.counts(resource);
-    // The stored JSON is canonical too: comparing the strings is exact, and cheaper than hashing
-    // every record of an unchanged walk. The hash is kept per version, as a fingerprint for users.
-    const current = new Map<string, { vid: number; data: string }>();
-    for (const row of s.currentMany.all(JSON.stringify(records.map((r) => r.id))) as { id: string; vid: number; data: string }[]) current.set(row.id, row);
-    for (const r of records) {
-      const cur = current.get(r.id);
-      if (!cur) {
-        s.insert.run(r.id, runId, "insert", r.part, null, r.canonical);
-        counts.inserted++;
-        continue;
-      }
-      if (cur.data === r.canonical) {
-        counts.unchanged++;
-        continue;
-      }
-      const fields = changedFields(JSON.parse(cur.data), JSON.parse(r.canonical));
-      if (fields.length === 0) {
-        // Only null-versus-missing differs: the same observation (tolerance rule 2).
-        counts.unchanged++;
-        continue;
-      }
-      s.close.run(runId, cur.vid);
-      s.insert.run(r.id, runId, "update", r.part, JSON.stringify(fields), r.canonical);
-      counts.updated++;
-    }
   }
 
   private quarantine(scope: Scope, item: unknown, idField: string, reason: string, observedAt: string, parentId?: string): void {
@@ -520,7 +579,7 @@ export class SnapshotStore {
     if (revert) {
       for (const r of StoredResources) {
         this.db.prepare(`DELETE FROM _${r}_v WHERE valid_from_run = ?`).run(run.runId);
-        this.db.prepare(`UPDATE _${r}_v SET valid_to_run = NULL WHERE valid_to_run = ?`).run(run.runId);
+        this.db.prepare(`UPDATE _${r}_v SET valid_to_run = NULL, ended_by = NULL WHERE valid_to_run = ?`).run(run.runId);
       }
       this.db.prepare("DELETE FROM _walk WHERE run_id = ?").run(run.runId);
       this.clearSeen();
@@ -587,13 +646,13 @@ export class SnapshotStore {
     for (const id of ids) {
       const cur = s.current.get(id) as { vid: number } | undefined;
       if (!cur) continue;
-      s.close.run(run.runId, cur.vid);
+      s.close.run(run.runId, "delete", cur.vid);
       this.counts(resource).deleted++;
       clearAbsence.run(resource, id);
       if (child) {
         const cs = this.stmt(child.child);
         for (const row of cs.childrenOfOne.all(id) as { vid: number }[]) {
-          cs.close.run(run.runId, row.vid);
+          cs.close.run(run.runId, "delete", row.vid);
           this.counts(child.child).deleted++;
         }
       }
@@ -637,6 +696,12 @@ function seenIdsSql(resource: WalkedResource): string {
   return resource === "members"
     ? "SELECT id FROM _seen WHERE resource = ?"
     : "SELECT j.value FROM _seen_pages p, json_each(p.ids) j WHERE p.resource = ?";
+}
+
+/** A parent's list of children (absent or null: none). */
+function childList(record: Record<string, unknown>, field: string): unknown[] {
+  const list = record[field];
+  return Array.isArray(list) ? list : [];
 }
 
 /** Why an item cannot be stored, or undefined when it can. */
