@@ -15,7 +15,7 @@ import { fanOutScopes, groupNumbers, requestFilters, type ClaimsWindow } from ".
 import type { PageSource } from "../src/extract/page-source.js";
 import { sync } from "../src/pipeline/sync.js";
 import { openDatabase } from "../src/store/database.js";
-import { SnapshotStore } from "../src/store/snapshot.js";
+import { openWorkerSnapshot } from "../src/store/worker-port.js";
 import { WalkedResources, type WalkedResource } from "../src/store/resources.js";
 import { scopeOf, type Scope } from "../src/store/scopes.js";
 
@@ -115,12 +115,15 @@ async function main(): Promise<void> {
     out({ ms, records: pages.reduce((n, p) => n + p.items.length, 0) });
   } else if (mode === "sync") {
     const [base, key, from, to, dbPath, res] = a as [string, string, string, string, string, string?];
+    // As the CLI runs it: the snapshot on its own thread.
     const c = client(base, key);
-    const db = openDatabase(dbPath);
-    const store = new SnapshotStore(db, { piiKey: Buffer.from("bench-pii-key-0123456789") });
+    openDatabase(dbPath).close();
+    const store = await openWorkerSnapshot(dbPath, { piiKey: Buffer.from("bench-pii-key-0123456789") });
     const t0 = performance.now();
     const report = await sync({ source: c, store, claimsWindow: { from, to }, resources: resourcesArg(res), groupConcurrency: GROUP_CONCURRENCY });
     const ms = performance.now() - t0;
+    await store.close();
+    const db = openDatabase(dbPath);
     db.pragma("wal_checkpoint(TRUNCATE)");
     db.close();
     await c.close();

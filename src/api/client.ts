@@ -21,8 +21,8 @@ import { LIST_PATHS, paths, type ListResource } from "./endpoints.js";
 import { pollEnrollmentRequest, type WaitOptions } from "./enrollment-wait.js";
 import { redactingLogger } from "./logger.js";
 import { paginate, type Page } from "./paginate.js";
-import { rawListItems } from "./raw-items.js";
-import { unwrapList, validate } from "./shape.js";
+import { rawList, rawListItems, topLevelString } from "./raw-items.js";
+import { parseJson, unwrapList, validate } from "./shape.js";
 import { createTransport, type Query, type TransportStats } from "./transport.js";
 
 export type { ClientOptions } from "./client-options.js";
@@ -53,6 +53,11 @@ export interface ListOptions {
 export interface ServiceClient {
   /** The base URL in use, without a trailing slash. */
   readonly baseUrl: string;
+  /**
+   * Pages whose items are each item's JSON text as the server sent it, not parsed: the sync
+   * engine parses them where it stores them (its own thread). Ids are read from the text.
+   */
+  rawPages(resource: ListResource, filters?: Record<string, string | undefined>, opts?: ListOptions): AsyncGenerator<Page<string>>;
   /** Raw pages for the sync engine: items are `unknown` (not validated), so one bad item can be quarantined. */
   pages(resource: ListResource, filters?: Record<string, string | undefined>, opts?: ListOptions): AsyncGenerator<Page<unknown>>;
   /** `GET /v2/designs`, every item validated. */
@@ -152,6 +157,23 @@ export function createClient(options: ClientOptions): ServiceClient {
     );
   }
 
+  function rawPages(resource: ListResource, filters: Record<string, string | undefined> = {}, opts: ListOptions = {}) {
+    const path = LIST_PATHS[resource];
+    const query = listQuery(resource, filters);
+    const idField = o.idFields[resource] ?? "id";
+    return paginate<string>(
+      async (startAfter) => {
+        const { text } = await transport.sendWithText({ method: "GET", path, query: { ...query, startAfter }, signal: opts.signal, noParse: true });
+        const list = rawList(text);
+        if (list) return list;
+        // An envelope the scan does not know: parse it, and let unwrapList say what is wrong.
+        const page = unwrapList(parseJson(text, `GET ${path}`), `GET ${path}`);
+        return { items: page.items.map((item) => JSON.stringify(item)), hasMore: page.hasMore };
+      },
+      { startAfter: opts.startAfter, idOf: (text) => (text.charCodeAt(0) === 0x7b ? topLevelString(text, idField) : undefined) || undefined },
+    );
+  }
+
   async function* typed<S extends z.ZodType>(
     resource: ListResource,
     schema: S,
@@ -174,6 +196,7 @@ export function createClient(options: ClientOptions): ServiceClient {
   return {
     baseUrl: o.baseUrl,
     pages,
+    rawPages,
     listDesigns: (opts) => typed("designs", Design, "Design", undefined, opts),
     listGroups: (opts) => typed("groups", Group, "Group", undefined, opts),
     listMembers: (filters, opts) => typed("members", Member, "Member", { ...filters }, opts),

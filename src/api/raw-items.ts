@@ -7,24 +7,78 @@
  * @example rawListItems('{"data":[{"id":"a"}, {"id":"b"}],"hasMore":false}') // ['{"id":"a"}', '{"id":"b"}']
  */
 export function rawListItems(text: string): string[] | undefined {
+  return rawList(text)?.items;
+}
+
+/**
+ * {@link rawListItems} plus the envelope's top-level `hasMore`, when it is a boolean: all the sync
+ * needs of a page, without parsing it.
+ */
+export function rawList(text: string): { items: string[]; hasMore: boolean | undefined } | undefined {
   let i = skipWs(text, 0);
-  if (text.charCodeAt(i) === 0x5b /* [ */) return splitArray(text, i);
-  if (text.charCodeAt(i) !== 0x7b /* { */) return undefined;
-  i = skipWs(text, i + 1);
-  while (i < text.length && text.charCodeAt(i) === 0x22 /* " */) {
-    const keyEnd = endOfString(text, i);
-    if (keyEnd < 0) return undefined;
-    const key = text.slice(i + 1, keyEnd);
-    i = skipWs(text, keyEnd + 1);
-    if (text.charCodeAt(i) !== 0x3a /* : */) return undefined;
-    i = skipWs(text, i + 1);
-    if ((key === "data" || key === "items" || key === "results") && text.charCodeAt(i) === 0x5b) return splitArray(text, i);
-    const end = endOfValue(text, i);
-    if (end < 0) return undefined;
-    i = skipWs(text, end);
-    if (text.charCodeAt(i) === 0x2c /* , */) i = skipWs(text, i + 1);
+  if (text.charCodeAt(i) === 0x5b /* [ */) {
+    const items = splitArray(text, i);
+    return items && { items, hasMore: undefined };
   }
-  return undefined;
+  if (text.charCodeAt(i) !== 0x7b /* { */) return undefined;
+  let items: string[] | undefined;
+  let hasMore: boolean | undefined;
+  const ok = eachMember(text, i, (key, start, end) => {
+    if (items === undefined && (key === "data" || key === "items" || key === "results") && text.charCodeAt(start) === 0x5b) {
+      items = splitArray(text, start);
+      if (!items) return false;
+    } else if (key === "hasMore") {
+      const v = text.slice(start, end);
+      hasMore = v === "true" ? true : v === "false" ? false : undefined;
+    }
+    return true;
+  });
+  return ok && items ? { items, hasMore } : undefined;
+}
+
+/**
+ * The string value of a top-level field of an object's JSON text (`undefined` when absent or not
+ * a string): the walk reads each item's id this way, without parsing the item.
+ *
+ * @example topLevelString('{"a":{"id":"x"},"id":"m1"}', "id") // "m1"
+ */
+export function topLevelString(text: string, field: string): string | undefined {
+  const i = skipWs(text, 0);
+  if (text.charCodeAt(i) !== 0x7b) return undefined;
+  let found: string | undefined;
+  eachMember(text, i, (key, start, end) => {
+    if (key !== field) return true;
+    if (text.charCodeAt(start) === 0x22) found = JSON.parse(text.slice(start, end)) as string;
+    return false;
+  });
+  return found;
+}
+
+/**
+ * Call `visit(key, valueStart, valueEnd)` for each member of the object opening at `open`; stop
+ * when it returns false. Returns false when the text is not a well-formed object.
+ */
+function eachMember(text: string, open: number, visit: (key: string, start: number, end: number) => boolean): boolean {
+  let i = skipWs(text, open + 1);
+  if (text.charCodeAt(i) === 0x7d) return true;
+  for (;;) {
+    if (text.charCodeAt(i) !== 0x22) return false;
+    const keyEnd = endOfString(text, i);
+    if (keyEnd < 0) return false;
+    const rawKey = text.slice(i + 1, keyEnd);
+    const key = rawKey.includes("\\") ? (JSON.parse(`"${rawKey}"`) as string) : rawKey;
+    i = skipWs(text, keyEnd + 1);
+    if (text.charCodeAt(i) !== 0x3a /* : */) return false;
+    i = skipWs(text, i + 1);
+    const end = endOfValue(text, i);
+    if (end < 0) return false;
+    if (!visit(key, i, end)) return true;
+    i = skipWs(text, end);
+    const c = text.charCodeAt(i);
+    if (c === 0x7d) return true;
+    if (c !== 0x2c) return false;
+    i = skipWs(text, i + 1);
+  }
 }
 
 function skipWs(t: string, i: number): number {

@@ -42,6 +42,8 @@ export interface SendRequest {
   readonly query?: Query | undefined;
   readonly body?: unknown;
   readonly signal?: AbortSignal | undefined;
+  /** Leave a 2xx body unparsed (the caller reads the text itself). */
+  readonly noParse?: boolean | undefined;
 }
 
 /** Counters of one client, for progress lines and the benchmark. */
@@ -108,7 +110,7 @@ export function createTransport(opts: TransportOptions): Transport {
       attempt: attemptNo,
     });
     if (status >= 200 && status < 300) {
-      return { ok: true, text, value: text.trim() === "" ? undefined : parseJson(text, `${req.method} ${req.path}`, status) };
+      return { ok: true, text, value: req.noParse || text.trim() === "" ? undefined : parseJson(text, `${req.method} ${req.path}`, status) };
     }
     const retryAfterMs = parseRetryAfter(res.headers["retry-after"]);
     return { ok: false, status, retryAfterMs, error: errorFromResponse({ status, method: req.method, path: pathWithQuery, text, retryAfterMs }) };

@@ -1,14 +1,17 @@
 import type { Page } from "../api/paginate.js";
 import type { WalkedResource } from "../store/resources.js";
 
+type PageOptions = { startAfter?: string; signal?: AbortSignal };
+
 /**
- * The slice of the service client the extractors use: raw pages (items not validated, so one
- * bad item can be quarantined instead of failing the walk) from a cursor.
+ * The slice of the service client the extractors use: pages from a cursor, with the items not
+ * validated (one bad item is quarantined instead of failing the walk).
  */
 export interface PageSource {
-  pages(
-    resource: WalkedResource,
-    filters?: Record<string, string | undefined>,
-    opts?: { startAfter?: string; signal?: AbortSignal },
-  ): AsyncGenerator<Page<unknown>>;
+  pages(resource: WalkedResource, filters?: Record<string, string | undefined>, opts?: PageOptions): AsyncGenerator<Page<unknown>>;
+  /**
+   * The same pages with each item as the JSON text the server sent, unparsed. When a source has
+   * it, the sync uses it: the text is parsed once, where it is stored.
+   */
+  rawPages?(resource: WalkedResource, filters?: Record<string, string | undefined>, opts?: PageOptions): AsyncGenerator<Page<string>>;
 }

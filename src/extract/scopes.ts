@@ -1,6 +1,5 @@
 import type { WalkedResource } from "../store/resources.js";
 import { scopeOf, type Scope } from "../store/scopes.js";
-import type { PageSource } from "./page-source.js";
 
 export interface ClaimsWindow {
   readonly from: string;
@@ -35,13 +34,6 @@ export function fanOutScopes(resource: Extract<WalkedResource, "members" | "clai
 export function requestFilters(scope: Scope): Record<string, string | undefined> {
   if (scope.resource !== "claims") return { ...scope.filters };
   return { groupId: scope.filters.groupId, serviceDateFrom: scope.filters.from, serviceDateTo: scope.filters.to };
-}
-
-/** Walk the groups listing without storing it (when groups are not among the synced resources). */
-export async function listGroupsOnly(source: PageSource, signal?: AbortSignal): Promise<unknown[]> {
-  const out: unknown[] = [];
-  for await (const page of source.pages("groups", {}, signal ? { signal } : {})) out.push(...page.items);
-  return out;
 }
 
 /** `YYYY-MM-DD` of a date, in UTC. */

@@ -1,36 +1,33 @@
 import { openDatabase } from "../store/database.js";
 import { loadOrCreatePiiKey, type PiiMode } from "../store/pii.js";
-import { SnapshotStore } from "../store/snapshot.js";
 import type { WalkedResource } from "../store/resources.js";
+import { openWorkerSnapshot, type WorkerSnapshot } from "../store/worker-port.js";
 import type { Config } from "../config/schema.js";
 import { registerSecret } from "../errors.js";
 
 export interface OpenedSnapshot {
-  readonly store: SnapshotStore;
+  /** The snapshot on its own thread. */
+  readonly port: WorkerSnapshot;
   /** Set when no PII key was configured and one was generated beside the database: say so once. */
   readonly piiKeyCreatedAt?: string;
-  close(): void;
+  close(): Promise<void>;
 }
 
 /**
- * Open the snapshot file named by the configuration, with its PII key (configured, or generated
- * on first use beside the file with mode 0600).
+ * Open the snapshot file named by the configuration on its own thread, with its PII key
+ * (configured, or generated on first use beside the file with mode 0600). The file is created
+ * and migrated here first, so that a problem with it is reported before any walk starts.
  */
-export function openSnapshot(config: Config, opts: { pii?: PiiMode } = {}): OpenedSnapshot {
-  const db = openDatabase(config.db);
-  try {
-    const pii = loadOrCreatePiiKey(config.db, config.piiKey);
-    registerSecret(pii.key.toString("hex"));
-    const idFields: Partial<Record<WalkedResource, string>> = {};
-    for (const r of ["designs", "groups", "members", "claims"] as const) idFields[r] = config.resources[r].idField;
-    const store = new SnapshotStore(db, { piiKey: pii.key, piiMode: opts.pii ?? config.pii, idFields });
-    return {
-      store,
-      ...(pii.created && pii.path ? { piiKeyCreatedAt: pii.path } : {}),
-      close: () => db.close(),
-    };
-  } catch (e) {
-    db.close();
-    throw e;
-  }
+export async function openSnapshot(config: Config, opts: { pii?: PiiMode } = {}): Promise<OpenedSnapshot> {
+  openDatabase(config.db).close();
+  const pii = loadOrCreatePiiKey(config.db, config.piiKey);
+  registerSecret(pii.key.toString("hex"));
+  const idFields: Partial<Record<WalkedResource, string>> = {};
+  for (const r of ["designs", "groups", "members", "claims"] as const) idFields[r] = config.resources[r].idField;
+  const port = await openWorkerSnapshot(config.db, { piiKey: pii.key, piiMode: opts.pii ?? config.pii, idFields });
+  return {
+    port,
+    ...(pii.created && pii.path ? { piiKeyCreatedAt: pii.path } : {}),
+    close: () => port.close(),
+  };
 }

@@ -7,6 +7,7 @@ import type { PiiMode } from "../store/pii.js";
 import type { WalkedResource } from "../store/resources.js";
 import { rollingWindow, type ClaimsWindow } from "../extract/scopes.js";
 import { writeRunCsv, type RunCsvResult } from "../sinks/csv/write-run-csv.js";
+import { openDatabase } from "../store/database.js";
 import { openSnapshot } from "./open-snapshot.js";
 import { sync, type RunReport, type SyncProgress } from "./sync.js";
 
@@ -57,14 +58,15 @@ export async function runSyncJob(opts: SyncJobOptions): Promise<RunReport & { de
     }
   }
   const client = createClient({ ...clientOptionsFromConfig(config), ...service, ...(opts.logger ? { logger: opts.logger } : {}) });
-  const snapshot = openSnapshot(config, opts.pii ? { pii: opts.pii } : {});
+  let snapshot: Awaited<ReturnType<typeof openSnapshot>> | undefined;
   try {
+    snapshot = await openSnapshot(config, opts.pii ? { pii: opts.pii } : {});
     if (snapshot.piiKeyCreatedAt) {
       opts.onNotice?.(`No PII key was configured: generated one at ${snapshot.piiKeyCreatedAt} (mode 0600). Keep it with the database; set BENEFITS_PII_KEY to use your own.`);
     }
     const report = await sync({
       source: client,
-      store: snapshot.store,
+      store: snapshot.port,
       job: opts.job ?? "sync",
       ...(opts.resources ? { resources: opts.resources } : {}),
       claimsWindow: claimsWindowFor(config, opts.claimsSince, opts.claimsUntil, opts.today),
@@ -81,9 +83,14 @@ export async function runSyncJob(opts: SyncJobOptions): Promise<RunReport & { de
     });
     if (opts.outDir === undefined || report.status !== "succeeded" || report.dryRun) return report;
     // The run's final commit is already durable (synchronous=FULL) when its deltas are read.
-    return { ...report, deltas: writeRunCsv(snapshot.store.db, report.runId, opts.outDir) };
+    const db = openDatabase(config.db);
+    try {
+      return { ...report, deltas: writeRunCsv(db, report.runId, opts.outDir) };
+    } finally {
+      db.close();
+    }
   } finally {
-    snapshot.close();
+    await snapshot?.close();
     await client.close();
     await stopSandbox?.();
   }

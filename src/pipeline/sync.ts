@@ -3,9 +3,12 @@ import type { BenefitsSyncError } from "../errors.js";
 import type { ResourceCounts } from "../store/counts.js";
 import { WalkedResources, type StoredResource, type WalkedResource } from "../store/resources.js";
 import { scopeOf, type Scope } from "../store/scopes.js";
-import { defaultDeletePolicy, type DeletePolicy, type SnapshotStore } from "../store/snapshot.js";
+import { SnapshotStore, defaultDeletePolicy, type DeletePolicy, type ScopeState } from "../store/snapshot.js";
+import { inProcessPort, itemsOf, type PageInput, type SnapshotPort } from "../store/snapshot-port.js";
+import { Encoder } from "../store/prepare-page.js";
+import { topLevelString } from "../api/raw-items.js";
 import type { PageSource } from "../extract/page-source.js";
-import { fanOutScopes, groupNumbers, listGroupsOnly, requestFilters, type ClaimsWindow } from "../extract/scopes.js";
+import { fanOutScopes, groupNumbers, requestFilters, type ClaimsWindow } from "../extract/scopes.js";
 
 export interface SyncProgress {
   readonly resource: WalkedResource;
@@ -17,7 +20,8 @@ export interface SyncProgress {
 
 export interface SyncOptions {
   readonly source: PageSource;
-  readonly store: SnapshotStore;
+  /** The snapshot: a store on this thread, or a port to one on its own thread. */
+  readonly store: SnapshotStore | SnapshotPort;
   readonly job?: string;
   /** Which resources to walk; default all four. */
   readonly resources?: readonly WalkedResource[];
@@ -41,6 +45,9 @@ export interface RunReport {
   readonly durationMs: number;
 }
 
+/** Pages walked but not yet applied, across all walks: bounds memory when the store lags. */
+const MAX_PAGES_IN_FLIGHT = 16;
+
 /**
  * One run: walk the resources, apply every page to the snapshot with its checkpoint, prove
  * deletes from complete scopes, record the run. Never throws for a failure of the walk: the
@@ -50,8 +57,9 @@ export interface RunReport {
  */
 export async function sync(opts: SyncOptions): Promise<RunReport> {
   const started = Date.now();
+  const port = opts.store instanceof SnapshotStore ? inProcessPort(opts.store) : opts.store;
   const resources = orderResources(opts.resources ?? WalkedResources);
-  const run = opts.store.startRun(
+  const run = await port.startRun(
     opts.job ?? "sync",
     { resources, claimsWindow: resources.includes("claims") ? opts.claimsWindow : null },
     { dryRun: opts.dryRun ?? false, resume: opts.resume ?? true },
@@ -61,7 +69,7 @@ export async function sync(opts: SyncOptions): Promise<RunReport> {
   opts.signal?.addEventListener("abort", onOuterAbort, { once: true });
   let failure: { code: string; message: string } | undefined;
   try {
-    await walkAll(opts, resources, abort.signal);
+    await new Walk(opts, port, abort.signal, new Set(run.empty)).all(resources);
   } catch (e) {
     abort.abort(e);
     failure = describe(e);
@@ -71,7 +79,7 @@ export async function sync(opts: SyncOptions): Promise<RunReport> {
   const policy = { ...defaultDeletePolicy, ...opts.deletePolicy };
   let outcome;
   try {
-    outcome = opts.store.finishRun(policy, failure);
+    outcome = await port.finishRun(policy, failure);
   } catch (e) {
     // The store itself failed (disk full, corrupt file): report it; SQLite rolled back the commit.
     return { runId: run.runId, status: "failed", dryRun: run.dryRun, resources: {}, error: describe(e), durationMs: Date.now() - started };
@@ -80,86 +88,160 @@ export async function sync(opts: SyncOptions): Promise<RunReport> {
   for (const [r, c] of Object.entries(outcome.counts) as [StoredResource, ResourceCounts][]) {
     if (isWalkedOrChild(r, resources)) counts[r] = c;
   }
-  const error = outcome.status === "failed" ? outcome.cause ? describe(outcome.cause) : failure ?? { code: "ERROR", message: outcome.error ?? "failed" } : undefined;
   return {
     runId: outcome.runId,
     status: outcome.status,
     dryRun: run.dryRun,
     ...(outcome.resumedFrom !== undefined ? { resumedFrom: outcome.resumedFrom } : {}),
     resources: counts,
-    ...(error ? { error } : {}),
+    ...(outcome.failure ? { error: outcome.failure } : {}),
     durationMs: Date.now() - started,
   };
 }
 
-async function walkAll(opts: SyncOptions, resources: readonly WalkedResource[], signal: AbortSignal): Promise<void> {
-  const { store, source } = opts;
-  if (resources.includes("designs")) await walkScope(opts, scopeOf("designs"), signal);
-  const fanned = resources.filter((r): r is "members" | "claims" => r === "members" || r === "claims");
-  let groups: string[] = [];
-  if (resources.includes("groups")) {
-    const items: unknown[] = [];
-    const fresh = await walkScope(opts, scopeOf("groups"), signal, (page) => items.push(...page));
-    // A resumed groups walk saw only part of the list: the snapshot holds the rest.
-    groups = fresh ? groupNumbers(items) : groupNumbersFromStore(store);
-  } else if (fanned.length) {
-    groups = groupNumbers(await listGroupsOnly(source, signal));
-  }
-  const scopes: Scope[] = fanned.flatMap((r) => fanOutScopes(r, groups, opts.claimsWindow));
-  const limit = pLimit(Math.max(1, opts.groupConcurrency ?? 4));
-  // Register every scope first: deletes are proven against the whole plan, walked or not.
-  const states = new Map(scopes.map((s) => [s.key, store.beginScope(s)] as const));
-  const results = await Promise.allSettled(
-    scopes.map((s) =>
-      limit(async () => {
-        if (signal.aborted) throw signal.reason;
-        await walkScope(opts, s, signal, undefined, states.get(s.key));
-      }),
-    ),
-  );
-  const failed = results.find((r): r is PromiseRejectedResult => r.status === "rejected");
-  if (failed) throw failed.reason;
-}
+/** The walks of one run: designs, groups, then members and claims fanned out by group. */
+class Walk {
+  private inFlight = 0;
+  private readonly waiters: (() => void)[] = [];
 
-async function walkScope(
-  opts: SyncOptions,
-  scope: Scope,
-  signal: AbortSignal,
-  onItems?: (items: readonly unknown[]) => void,
-  known?: { cursor: string | undefined; complete: boolean; pages: number; records: number },
-): Promise<boolean> {
-  const state = known ?? opts.store.beginScope(scope);
-  const fresh = !state.complete && state.cursor === undefined;
-  if (state.complete) {
-    opts.onProgress?.({ resource: scope.resource, scope: scope.key, pages: state.pages, records: state.records, done: true });
+  /** Encodes pages on this thread when the store runs on its own. */
+  private readonly encoder: Encoder | undefined;
+
+  constructor(
+    private readonly opts: SyncOptions,
+    private readonly port: SnapshotPort,
+    private readonly signal: AbortSignal,
+    private readonly empty: ReadonlySet<StoredResource>,
+  ) {
+    this.encoder = port.encoding ? new Encoder(port.encoding) : undefined;
+  }
+
+  async all(resources: readonly WalkedResource[]): Promise<void> {
+    const { port } = this;
+    if (resources.includes("designs")) await this.scope(scopeOf("designs"));
+    const fanned = resources.filter((r): r is "members" | "claims" => r === "members" || r === "claims");
+    let groups: string[] = [];
+    if (resources.includes("groups")) {
+      const items: unknown[] = [];
+      const fresh = await this.scope(scopeOf("groups"), undefined, (page) => items.push(...page));
+      // A resumed groups walk saw only part of the list: the snapshot holds the rest.
+      groups = groupNumbers(fresh ? items : await port.currentGroups());
+    } else if (fanned.length) {
+      const items: unknown[] = [];
+      for await (const page of this.pagesOf(scopeOf("groups"), undefined)) items.push(...itemsOf(page));
+      groups = groupNumbers(items);
+    }
+    const scopes: Scope[] = fanned.flatMap((r) => fanOutScopes(r, groups, this.opts.claimsWindow));
+    const limit = pLimit(Math.max(1, this.opts.groupConcurrency ?? 4));
+    // Register every scope first: deletes are proven against the whole plan, walked or not.
+    const states = new Map<string, ScopeState>();
+    for (const s of scopes) states.set(s.key, await port.beginScope(s));
+    const results = await Promise.allSettled(
+      scopes.map((s) =>
+        limit(async () => {
+          if (this.signal.aborted) throw this.signal.reason;
+          await this.scope(s, states.get(s.key));
+        }),
+      ),
+    );
+    const failed = results.find((r): r is PromiseRejectedResult => r.status === "rejected");
+    if (failed) throw failed.reason;
+  }
+
+  /** Pages of a scope: the items' text when the source can give it (the store parses it on its own thread). */
+  private pagesOf(scope: Scope, startAfter: string | undefined): AsyncGenerator<PageInput & { items?: readonly unknown[] }> {
+    const { source } = this.opts;
+    const pageOpts = { signal: this.signal, ...(startAfter !== undefined ? { startAfter } : {}) };
+    const filters = requestFilters(scope);
+    if (source.rawPages) {
+      const pages = source.rawPages(scope.resource, filters, pageOpts);
+      return (async function* () {
+        for await (const p of pages) yield { raw: p.items, next: p.next, end: p.next === undefined };
+      })();
+    }
+    const pages = source.pages(scope.resource, filters, pageOpts);
+    return (async function* () {
+      for await (const p of pages) yield { items: p.items, raw: p.raw, next: p.next, end: p.next === undefined };
+    })();
+  }
+
+  /** Walk one scope from its checkpoint; returns whether it started from the beginning. */
+  private async scope(scope: Scope, known?: ScopeState, onItems?: (items: readonly unknown[]) => void): Promise<boolean> {
+    const { port, opts } = this;
+    const state = known ?? (await port.beginScope(scope));
+    const fresh = !state.complete && state.cursor === undefined;
+    if (state.complete) {
+      opts.onProgress?.({ resource: scope.resource, scope: scope.key, pages: state.pages, records: state.records, done: true });
+      return fresh;
+    }
+    let pages = state.pages;
+    let records = state.records;
+    let ended = false;
+    const applied: Promise<void>[] = [];
+    try {
+      for await (const page of this.pagesOf(scope, state.cursor)) {
+        if (this.signal.aborted) throw this.signal.reason;
+        applied.push(this.apply(scope, page));
+        onItems?.(itemsOf(page));
+        pages++;
+        records += (page.raw ?? page.items ?? []).length;
+        ended = page.end;
+        opts.onProgress?.({ resource: scope.resource, scope: scope.key, pages, records, done: page.end });
+      }
+      if (!ended) {
+        // An empty list (or a resumed walk whose last page was the end) closes with an empty page.
+        applied.push(this.apply(scope, { items: [], next: undefined, end: true }));
+        opts.onProgress?.({ resource: scope.resource, scope: scope.key, pages, records, done: true });
+      }
+    } finally {
+      // Every page handed to the store is applied (or failed) before the scope counts as walked.
+      const results = await Promise.allSettled(applied);
+      const failed = results.find((r): r is PromiseRejectedResult => r.status === "rejected");
+      if (failed) throw failed.reason;
+    }
     return fresh;
   }
-  let pages = state.pages;
-  let records = state.records;
-  let ended = false;
-  const pageOpts = { signal, ...(state.cursor !== undefined ? { startAfter: state.cursor } : {}) };
-  for await (const page of opts.source.pages(scope.resource, requestFilters(scope), pageOpts)) {
-    if (signal.aborted) throw signal.reason;
-    const end = page.next === undefined;
-    opts.store.applyPage(scope, page.items, page.next, end, page.raw);
-    onItems?.(page.items);
-    pages++;
-    records += page.items.length;
-    ended = end;
-    opts.onProgress?.({ resource: scope.resource, scope: scope.key, pages, records, done: end });
+
+  /**
+   * The share of a page's work done on this thread. A resource that was empty when the run began
+   * is all inserts: parse and encode everything here. Otherwise only ids and texts go across; the
+   * store fingerprints them and parses only the records that changed.
+   */
+  private prepare(encoder: Encoder, scope: Scope, page: PageInput): PageInput {
+    if (!page.raw || this.empty.has(scope.resource)) {
+      return { prepared: encoder.prepare(scope.resource, itemsOf(page), page.raw, this.empty.has(scope.resource)), next: page.next, end: page.end };
+    }
+    const idField = encoder.idField(scope.resource);
+    const ids: string[] = [];
+    const raw: string[] = [];
+    const odd: unknown[] = [];
+    for (const text of page.raw) {
+      const id = text.charCodeAt(0) === 0x7b ? topLevelString(text, idField) : undefined;
+      if (id) {
+        ids.push(id);
+        raw.push(text);
+      } else odd.push(itemsOf({ raw: [text], next: undefined, end: false })[0]);
+    }
+    // Items without a usable id are quarantined: the full check runs on them alone.
+    const problems = odd.length ? encoder.prepare(scope.resource, odd, undefined, false).problems : [];
+    return { lazy: { ids, raw, problems }, next: page.next, end: page.end };
   }
-  if (!ended) {
-    // An empty list (or a resumed walk whose last page was the end) closes with an empty page.
-    opts.store.applyPage(scope, [], undefined, true);
-    opts.onProgress?.({ resource: scope.resource, scope: scope.key, pages, records, done: true });
+
+  /** Hand a page to the store, waiting while too many pages are in flight. */
+  private async apply(scope: Scope, page: PageInput): Promise<void> {
+    while (this.inFlight >= MAX_PAGES_IN_FLIGHT) await new Promise<void>((r) => this.waiters.push(r));
+    this.inFlight++;
+    const input = this.encoder ? this.prepare(this.encoder, scope, page) : page;
+    const done = this.port.applyPage(scope, input).finally(() => {
+      this.inFlight--;
+      this.waiters.shift()?.();
+    });
+    // The caller awaits it with the scope; until then a failure must not count as unhandled.
+    done.catch(() => undefined);
+    return done;
   }
-  return fresh;
 }
 
-function groupNumbersFromStore(store: SnapshotStore): string[] {
-  const rows = store.db.prepare("SELECT data FROM groups").pluck().all() as string[];
-  return groupNumbers(rows.map((r) => JSON.parse(r) as unknown));
-}
 
 function orderResources(rs: readonly WalkedResource[]): WalkedResource[] {
   return WalkedResources.filter((r) => rs.includes(r));

@@ -1,11 +1,11 @@
 import type { Database, Statement } from "better-sqlite3";
 import { hostname } from "node:os";
 import { DeleteGuardError } from "../errors.js";
-import { hash } from "node:crypto";
-import { canonicalJson, type SsnMasker } from "./canonical.js";
+import { canonicalJson } from "./canonical.js";
+import { Encoder, type PreparedPage, type PreparedRecord, type Problem } from "./prepare-page.js";
 import { emptyCounts, type ResourceCounts } from "./counts.js";
 import { changedFields } from "./field-diff.js";
-import { maskPii, ssnMasker, type PiiMode } from "./pii.js";
+import type { PiiMode } from "./pii.js";
 import { ChildOf, StoredResources, type StoredResource, type WalkedResource } from "./resources.js";
 import { liveRun, markDeadRuns, type RunRow } from "./run-log.js";
 import { provenAbsent, type Candidate, type Scope } from "./scopes.js";
@@ -52,6 +52,7 @@ interface Stmts {
   current: Statement;
   currentMany: Statement;
   childrenOfOne: Statement;
+  countChildren: Statement;
   data: Statement;
   setFp: Statement;
   insert: Statement;
@@ -59,14 +60,6 @@ interface Stmts {
   childrenOf: Statement;
 }
 
-/** One walked record, before it is compared with the snapshot. */
-interface Observed {
-  readonly id: string;
-  readonly item: Record<string, unknown>;
-  readonly part: string | null;
-  /** The fingerprint of the text the server sent; null when it must not be trusted. */
-  readonly fp: number | null;
-}
 
 
 /** The run a SnapshotStore is applying pages for. */
@@ -100,8 +93,8 @@ export class SnapshotStore {
   private run: ActiveRun | undefined;
   private readonly seenBatch: Statement;
   private readonly seenPage: Statement;
-  private readonly masker: SsnMasker | undefined;
-  private readonly fpSecret: string;
+  /** Validation, fingerprints and canonical JSON: the part of a page's work that needs no database. */
+  readonly encoder: Encoder;
   private readonly walkUpsert: Statement;
   private readonly quarantineStmt: Statement;
   private readonly countsUpsert: Statement;
@@ -116,8 +109,7 @@ export class SnapshotStore {
       commitEveryMs: opts.commitEveryMs ?? 500,
       now: opts.now ?? (() => new Date()),
     };
-    this.masker = this.opts.piiMode === "keep" ? undefined : ssnMasker(this.opts.piiKey);
-    this.fpSecret = `${this.opts.piiKey.toString("hex")}:${this.opts.piiMode}:`;
+    this.encoder = new Encoder({ piiKey: this.opts.piiKey, piiMode: this.opts.piiMode, idFields: this.opts.idFields });
     for (const r of StoredResources) {
       const t = `_${r}_v`;
       this.stmts.set(r, {
@@ -136,6 +128,7 @@ export class SnapshotStore {
           `SELECT vid, id, part, data FROM ${t} WHERE part IN (SELECT value FROM json_each(?)) AND valid_to_run IS NULL`,
         ),
         childrenOfOne: db.prepare(`SELECT vid FROM ${t} WHERE part = ? AND valid_to_run IS NULL`),
+        countChildren: db.prepare(`SELECT COUNT(*) FROM ${t} WHERE part IN (SELECT value FROM json_each(?)) AND valid_to_run IS NULL`).pluck(),
       });
     }
     this.seenBatch = db.prepare("INSERT OR IGNORE INTO _seen (resource, id) SELECT ?, value FROM json_each(?) RETURNING id").pluck();
@@ -248,6 +241,11 @@ export class SnapshotStore {
     return this.run;
   }
 
+  /** The current groups, parsed: a resumed groups walk saw only part of the list. */
+  currentGroups(): unknown[] {
+    return (this.db.prepare("SELECT data FROM groups").pluck().all() as string[]).map((d) => JSON.parse(d) as unknown);
+  }
+
   /** Register a scope the run walks, and get where a resumed walk left it. */
   beginScope(scope: Scope): ScopeState {
     const run = this.active();
@@ -263,66 +261,61 @@ export class SnapshotStore {
     return { cursor: row.cursor ?? undefined, complete: row.complete === 1, pages: row.pages, records: row.records };
   }
 
+  /** Prepare and apply a page in one go (pages prepared elsewhere go to {@link applyPrepared}). */
+  applyPage(scope: Scope, items: readonly unknown[], next: string | undefined, end: boolean, raw?: readonly string[]): PageOutcome {
+    const run = this.active();
+    return this.applyPrepared(scope, this.encoder.prepare(scope.resource, items, raw, run.empty.has(scope.resource)), next, end);
+  }
+
   /**
-   * Apply one page of a scope's walk, with its checkpoint, in the current group of pages.
-   * `next` is the cursor to resume from; `end` says the scope's walk is complete after this page;
-   * `raw` is each item's JSON text as the server sent it, when the source knows it.
+   * Apply one prepared page of a scope's walk, with its checkpoint, in the current group of pages.
+   * `next` is the cursor to resume from; `end` says the scope's walk is complete after this page.
    *
    * This is the hot path of every run. Each record's fingerprint (a keyed hash of the text the
    * server sent) is compared with the current version's through a covering index: an unchanged
-   * record costs one hash and one index probe, and is never parsed into canonical JSON again. Only
-   * a record whose fingerprint differs is canonicalised and compared field by field (a server that
+   * record costs one index probe and is never parsed into canonical JSON again. Only a record
+   * whose fingerprint differs is canonicalised and compared field by field (a server that
    * reorders keys changes the fingerprint, not the record). Current versions, seen ids and
    * children are read with one statement per page rather than one per record.
    */
-  applyPage(scope: Scope, items: readonly unknown[], next: string | undefined, end: boolean, raw?: readonly string[]): PageOutcome {
+  applyPrepared(scope: Scope, page: PreparedPage, next: string | undefined, end: boolean): PageOutcome {
     const run = this.active();
     const before = snapshotCounts(run.counts);
     this.ensureTx();
-    const idField = this.opts.idFields[scope.resource] ?? "id";
     const childSpec = ChildOf[scope.resource];
     const observedAt = this.now();
-    let quarantined = 0;
-    const valid: Observed[] = [];
-    items.forEach((item, i) => {
-      const problem = itemProblem(item, idField, childSpec?.field);
-      if (problem) {
-        quarantined++;
-        this.quarantine(scope, item, idField, problem, observedAt);
-        return;
-      }
-      const rec = item as Record<string, unknown>;
-      // A parent whose children cannot all be read gets no fingerprint: it is re-read next time.
-      const badChild = childSpec !== undefined && childList(rec, childSpec.field).some((c) => itemProblem(c, "id") !== undefined);
-      const text = raw?.[i] ?? JSON.stringify(item);
-      valid.push({ id: rec[idField] as string, item: rec, part: partOf(scope.resource, rec), fp: badChild ? null : this.fingerprint(text) });
-    });
-    const ids = JSON.stringify(valid.map((r) => r.id));
-    let records = valid;
+    for (const p of page.problems) this.quarantine(scope, p, observedAt);
+    let quarantined = page.problems.length;
+    const ids = JSON.stringify(page.records.map((r) => r.id));
+    let records = page.records;
     if (scope.resource === "members") {
       // A member listed under two groups is seen twice in one walk: only the first sighting counts.
       const firstSeen = new Set(this.seenBatch.all(scope.resource, ids) as string[]);
-      records = valid.filter((r) => firstSeen.delete(r.id));
-    } else if (!run.fresh.has(scope.resource) && valid.length > 0) {
+      records = records.filter((r) => firstSeen.delete(r.id));
+    } else if (!run.fresh.has(scope.resource) && records.length > 0) {
       this.seenPage.run(scope.resource, ids);
     }
     this.counts(scope.resource).seen += records.length;
-    const reread = this.upsertMany(scope.resource, records, childSpec?.field);
+    const { reread, problems } = this.upsertMany(scope, records);
+    for (const p of problems) this.quarantine(scope, p, observedAt);
+    quarantined += problems.length;
     if (childSpec) {
       // Children of a parent whose fingerprint held are unchanged with it.
       const childCounts = this.counts(childSpec.child);
       const rereadIds = new Set(reread.map((r) => r.id));
-      for (const r of records) {
-        if (rereadIds.has(r.id)) continue;
-        const n = childList(r.item, childSpec.field).length;
-        childCounts.seen += n;
-        childCounts.unchanged += n;
-      }
-      quarantined += this.observeChildren(scope, reread, observedAt);
+      const held = records.filter((r) => !rereadIds.has(r.id));
+      let unchangedChildren = 0;
+      for (const r of held) if (r.childCount >= 0) unchangedChildren += r.childCount;
+      const uncounted = held.filter((r) => r.childCount < 0).map((r) => r.id);
+      // Children not read on this thread: their stored count is their count (they did not change).
+      if (uncounted.length > 0) unchangedChildren += this.stmt(childSpec.child).countChildren.get(JSON.stringify(uncounted)) as number;
+      childCounts.seen += unchangedChildren;
+      childCounts.unchanged += unchangedChildren;
+      this.observeChildren(scope, reread);
     }
     const scopeQuarantined = (run.quarantinedByScope.get(scope.key) ?? 0) + quarantined;
     run.quarantinedByScope.set(scope.key, scopeQuarantined);
-    this.walkUpsert.run(walkRow(run.runId, scope, next, 1, items.length, end && scopeQuarantined === 0, quarantined));
+    this.walkUpsert.run(walkRow(run.runId, scope, next, 1, page.records.length + quarantined, end && scopeQuarantined === 0, quarantined));
     this.pageDone();
     const after = snapshotCounts(run.counts);
     return {
@@ -333,46 +326,52 @@ export class SnapshotStore {
     };
   }
 
-  /** A keyed hash of a record's text: the PII key makes it useless for guessing an SSN. 48 bits. */
-  private fingerprint(text: string): number {
-    return hash("sha256", this.fpSecret + text, "buffer").readUIntBE(0, 6);
-  }
-
-  private canonical(record: Record<string, unknown>, omit?: string, extra?: readonly [string, string]): string {
-    return canonicalJson(record, { maskSsn: this.masker, omit, extra });
-  }
-
   /**
    * Insert, update or leave each record. Returns the records whose fingerprint did not match the
    * current version's (new, changed, or only re-serialised): their children need a look.
    */
-  private upsertMany(resource: StoredResource, records: readonly Observed[], omit: string | undefined): Observed[] {
-    if (records.length === 0) return [];
+  private upsertMany(scope: Scope, records: readonly PreparedRecord[]): { reread: PreparedRecord[]; problems: Problem[] } {
+    const resource = scope.resource;
+    const problems: Problem[] = [];
+    const reread: PreparedRecord[] = [];
+    if (records.length === 0) return { reread, problems };
     const s = this.stmt(resource);
     const run = this.active();
     const counts = this.counts(resource);
+    // A record prepared lazily (id and text only) is parsed and encoded now that it needs a look.
+    const materialize = (r: PreparedRecord): PreparedRecord | undefined => {
+      const m = this.encoder.materialize(resource, r);
+      problems.push(...m.problems);
+      return m.record;
+    };
     if (run.empty.has(resource)) {
       // Nothing was stored before this run and each record arrives once: every one is an insert.
-      for (const r of records) s.insert.run(r.id, run.runId, "insert", r.part, null, r.fp, this.canonical(r.item, omit));
-      counts.inserted += records.length;
-      return [...records];
+      for (const r of records) {
+        const rec = materialize(r);
+        if (!rec) continue;
+        s.insert.run(rec.id, run.runId, "insert", rec.part, null, rec.fp, rec.canonical);
+        counts.inserted++;
+        reread.push(rec);
+      }
+      return { reread, problems };
     }
     const current = new Map<string, { vid: number; fp: number | null }>();
     for (const row of s.currentMany.all(JSON.stringify(records.map((r) => r.id))) as { id: string; vid: number; fp: number | null }[]) {
       current.set(row.id, row);
     }
-    const reread: Observed[] = [];
     for (const r of records) {
       const cur = current.get(r.id);
       if (cur && r.fp !== null && cur.fp === r.fp) {
         counts.unchanged++;
         continue;
       }
-      reread.push(r);
+      const rec = materialize(r);
+      if (!rec) continue;
+      reread.push(rec);
       const data = cur ? (s.data.get(cur.vid) as string) : undefined;
-      this.applyVersion(resource, r.id, r.part, r.fp, this.canonical(r.item, omit), cur && data !== undefined ? { vid: cur.vid, data } : undefined);
+      this.applyVersion(resource, rec.id, rec.part, rec.fp, rec.canonical!, cur && data !== undefined ? { vid: cur.vid, data } : undefined);
     }
-    return reread;
+    return { reread, problems };
   }
 
   /** Record one observation against the current version (if any): insert, update, or unchanged. */
@@ -398,41 +397,29 @@ export class SnapshotStore {
     counts.updated++;
   }
 
-  /** Children of re-read parents: each parent's list is the whole truth about its children. */
-  private observeChildren(scope: Scope, parents: readonly Observed[], observedAt: string): number {
-    if (parents.length === 0) return 0;
+  /**
+   * Children of re-read parents: each parent's list is the whole truth about its children (unless
+   * part of it was unreadable, which `prepare` quarantined and marked with a null fingerprint).
+   */
+  private observeChildren(scope: Scope, parents: readonly PreparedRecord[]): void {
+    if (parents.length === 0) return;
     const spec = ChildOf[scope.resource]!;
     const counts = this.counts(spec.child);
     const s = this.stmt(spec.child);
     const run = this.active();
     const seen: { id: string; parent: string; canonical: string }[] = [];
     const keepByParent = new Map<string, Set<string> | null>();
-    let quarantined = 0;
     for (const p of parents) {
-      const keep = new Set<string>();
-      let complete = true;
-      for (const child of childList(p.item, spec.field)) {
-        const problem = itemProblem(child, "id");
-        if (problem) {
-          quarantined++;
-          complete = false;
-          this.quarantine(scope, child, "id", `${spec.child}: ${problem}`, observedAt, p.id);
-          continue;
-        }
-        const c = child as Record<string, unknown>;
-        const cid = c.id as string;
-        if (keep.has(cid)) continue;
-        keep.add(cid);
-        seen.push({ id: cid, parent: p.id, canonical: this.canonical(c, undefined, [spec.parentKey, p.id]) });
-      }
-      // Part of the list was unreadable: none of this parent's children can be proven gone.
-      keepByParent.set(p.id, complete ? keep : null);
+      // Materialized parents carry their children; `prepare` encoded them for the others.
+      const children = p.children ?? [];
+      for (const c of children) seen.push({ id: c.id, parent: p.id, canonical: c.canonical });
+      keepByParent.set(p.id, p.fp === null ? null : new Set(children.map((c) => c.id)));
     }
     counts.seen += seen.length;
     if (run.empty.has(spec.child)) {
       for (const c of seen) s.insert.run(c.id, run.runId, "insert", c.parent, null, null, c.canonical);
       counts.inserted += seen.length;
-      return quarantined;
+      return;
     }
     const existing = s.childrenOf.all(JSON.stringify(parents.map((p) => p.id))) as { vid: number; id: string; part: string; data: string }[];
     const byId = new Map(existing.map((row) => [row.id, row]));
@@ -451,17 +438,14 @@ export class SnapshotStore {
         counts.deleted++;
       }
     }
-    return quarantined;
   }
 
-  private quarantine(scope: Scope, item: unknown, idField: string, reason: string, observedAt: string, parentId?: string): void {
+  private quarantine(scope: Scope, p: Problem, observedAt: string): void {
     const run = this.active();
-    const masked = maskPii(item, this.opts.piiKey, this.opts.piiMode);
-    const id = item !== null && typeof item === "object" ? (item as Record<string, unknown>)[idField] : undefined;
-    const excerpt = JSON.stringify(masked ?? null).slice(0, 500);
-    this.quarantineStmt.run(run.runId, scope.resource, scope.key, typeof id === "string" ? id : parentId ?? null, reason, excerpt, observedAt);
+    this.quarantineStmt.run(run.runId, scope.resource, scope.key, p.id, p.reason, p.excerpt, observedAt);
     this.counts(scope.resource).quarantined++;
   }
+
 
   private stmt(r: StoredResource): Stmts {
     return this.stmts.get(r)!;
@@ -517,7 +501,7 @@ export class SnapshotStore {
     const run = this.active();
     try {
       this.beginFinal(run);
-      if (failure) return this.endFailed(run, `${failure.code ?? "ERROR"}: ${failure.message}`, false);
+      if (failure) return this.endFailed(run, { code: failure.code ?? "ERROR", message: failure.message }, false);
       const plan = this.planDeletes(run, policy);
       const blocked = plan.filter((p) => p.blocked);
       if (blocked.length > 0 && !policy.allowDeletes) {
@@ -527,7 +511,7 @@ export class SnapshotStore {
         const message =
           `the run would delete ${detail}, over the guard of ${(policy.maxDeleteShare * 100).toFixed(0)}% and ${policy.maxDeleteCount} records. ` +
           "Nothing was applied. If these records really are gone, run again with --allow-deletes";
-        return this.endFailed(run, `DELETE_GUARD: ${message}`, true, new DeleteGuardError(message));
+        return this.endFailed(run, { code: new DeleteGuardError(message).code, message }, true);
       }
       for (const p of plan) this.applyDeletes(run, p.resource, p.ids);
       if (this.db.prepare("SELECT 1 FROM _absence LIMIT 1").get()) {
@@ -568,14 +552,14 @@ export class SnapshotStore {
     }
   }
 
-  private rollbackDryRun(run: ActiveRun, status: "succeeded" | "failed", error?: string): RunOutcome {
+  private rollbackDryRun(run: ActiveRun, status: "succeeded" | "failed", failure?: RunFailure): RunOutcome {
     this.db.exec("ROLLBACK");
     this.inTx = false;
-    return { runId: run.runId, status, counts: countsObject(run), resumedFrom: undefined, dryRun: true, ...(error ? { error } : {}) };
+    return { runId: run.runId, status, counts: countsObject(run), resumedFrom: undefined, dryRun: true, ...(failure ? { failure } : {}) };
   }
 
-  private endFailed(run: ActiveRun, error: string, revert: boolean, cause?: Error): RunOutcome {
-    if (run.dryRun) return this.rollbackDryRun(run, "failed", error);
+  private endFailed(run: ActiveRun, failure: RunFailure, revert: boolean): RunOutcome {
+    if (run.dryRun) return this.rollbackDryRun(run, "failed", failure);
     if (revert) {
       for (const r of StoredResources) {
         this.db.prepare(`DELETE FROM _${r}_v WHERE valid_from_run = ?`).run(run.runId);
@@ -586,9 +570,11 @@ export class SnapshotStore {
       for (const c of run.counts.values()) Object.assign(c, { inserted: 0, updated: 0, deleted: 0 });
     }
     this.writeCounts();
-    this.db.prepare("UPDATE _runs SET status = 'failed', finished_at = ?, error = ? WHERE run_id = ?").run(this.now(), error, run.runId);
+    this.db
+      .prepare("UPDATE _runs SET status = 'failed', finished_at = ?, error = ? WHERE run_id = ?")
+      .run(this.now(), `${failure.code}: ${failure.message}`, run.runId);
     this.durableCommit();
-    return { runId: run.runId, status: "failed", counts: countsObject(run), resumedFrom: run.resumedFrom, error, ...(cause ? { cause } : {}) };
+    return { runId: run.runId, status: "failed", counts: countsObject(run), resumedFrom: run.resumedFrom, failure };
   }
 
   private planDeletes(run: ActiveRun, policy: DeletePolicy): DeletePlan[] {
@@ -660,13 +646,18 @@ export class SnapshotStore {
   }
 }
 
+export interface RunFailure {
+  readonly code: string;
+  readonly message: string;
+}
+
 export interface RunOutcome {
   readonly runId: number;
   readonly status: "succeeded" | "failed";
   readonly counts: Record<StoredResource, ResourceCounts>;
   readonly resumedFrom: number | undefined;
-  readonly error?: string;
-  readonly cause?: Error;
+  /** Why the run failed (the run log keeps it as `CODE: message`). */
+  readonly failure?: RunFailure;
   readonly dryRun?: boolean;
 }
 
@@ -698,30 +689,8 @@ function seenIdsSql(resource: WalkedResource): string {
     : "SELECT j.value FROM _seen_pages p, json_each(p.ids) j WHERE p.resource = ?";
 }
 
-/** A parent's list of children (absent or null: none). */
-function childList(record: Record<string, unknown>, field: string): unknown[] {
-  const list = record[field];
-  return Array.isArray(list) ? list : [];
-}
 
-/** Why an item cannot be stored, or undefined when it can. */
-function itemProblem(item: unknown, idField: string, childField?: string): string | undefined {
-  if (item === null || typeof item !== "object" || Array.isArray(item)) return "the item is not a JSON object";
-  const id = (item as Record<string, unknown>)[idField];
-  if (id === undefined || id === null) return `the item has no ${idField}`;
-  if (typeof id !== "string" || id.length === 0) return `the item's ${idField} is not a non-empty string`;
-  if (childField !== undefined) {
-    const children = (item as Record<string, unknown>)[childField];
-    if (children !== undefined && children !== null && !Array.isArray(children)) return `the item's ${childField} is not a list`;
-  }
-  return undefined;
-}
 
-/** The partition a record belongs to, for proving deletes within a scope. */
-function partOf(resource: WalkedResource, record: Record<string, unknown>): string | null {
-  if (resource === "claims") return typeof record.groupId === "string" ? record.groupId : null;
-  return null;
-}
 
 function snapshotCounts(m: Map<StoredResource, ResourceCounts>): { inserted: number; updated: number; unchanged: number } {
   let inserted = 0;

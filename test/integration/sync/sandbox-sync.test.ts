@@ -1,6 +1,9 @@
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createClient, type ServiceClient } from "../../../src/api/client.js";
 import { sync } from "../../../src/pipeline/sync.js";
+import type { SnapshotStore } from "../../../src/store/snapshot.js";
+import type { SnapshotPort } from "../../../src/store/snapshot-port.js";
+import { openWorkerSnapshot } from "../../../src/store/worker-port.js";
 import { startSandbox, type Sandbox } from "../../../src/sandbox/index.js";
 import { diffStates, expectedState, recordedChanges, snapshotState, stateToObject } from "../../helpers/expected.js";
 import { ALL_CLAIMS, changeSetLines, sandboxData } from "../../helpers/sandbox-truth.js";
@@ -12,6 +15,9 @@ afterEach(async () => {
   cleanups = [];
 });
 
+type Where = "this thread" | "a worker thread";
+let where: Where = "this thread";
+
 async function setup(opts: { members?: number; seed?: number; retry?: number } = {}) {
   const sb = await startSandbox({ members: opts.members ?? 600, seed: opts.seed ?? 11, groups: 3 });
   const client = createClient({
@@ -22,17 +28,25 @@ async function setup(opts: { members?: number; seed?: number; retry?: number } =
   });
   const t = tempStore();
   cleanups.push(() => sb.close(), () => client.close(), () => t.cleanup());
-  return { sb, client, t };
+  // The CLI runs the snapshot on its own thread: every test runs both ways.
+  const worker = where === "a worker thread" ? await openWorkerSnapshot(t.path, { piiKey: TEST_PII_KEY }) : undefined;
+  if (worker) cleanups.push(() => worker.close());
+  return { sb, client, t: { ...t, store: worker ?? t.store } };
 }
 
-const run = (client: ServiceClient, t: TempStore, extra: Partial<Parameters<typeof sync>[0]> = {}) =>
+type Target = { db: TempStore["db"]; store: SnapshotStore | SnapshotPort };
+const run = (client: ServiceClient, t: Target, extra: Partial<Parameters<typeof sync>[0]> = {}) =>
   sync({ source: client, store: t.store, claimsWindow: ALL_CLAIMS, ...extra });
 
-function expectSnapshotEqualsSandbox(sb: Sandbox, t: TempStore): void {
+function expectSnapshotEqualsSandbox(sb: Sandbox, t: Target): void {
   expect(stateToObject(snapshotState(t.db))).toEqual(stateToObject(expectedState(sandboxData(sb), TEST_PII_KEY)));
 }
 
-describe("sync against the sandbox over loopback", () => {
+describe.each(["this thread", "a worker thread"] as const)("sync against the sandbox over loopback, the snapshot on %s", (w) => {
+  beforeEach(() => {
+    where = w;
+  });
+
   it("the first run equals the sandbox's data; after advance() the second run's changes equal the change set exactly", async () => {
     const { sb, client, t } = await setup();
     const first = await run(client, t);

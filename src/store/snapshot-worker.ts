@@ -1,0 +1,71 @@
+/**
+ * The snapshot on its own thread (see worker-port.ts). It owns the database connection and
+ * applies the messages of the sync engine in order; a failure answers the message that caused it.
+ */
+import { parentPort, workerData } from "node:worker_threads";
+import { openDatabase } from "./database.js";
+import { applyPageInput } from "./snapshot-port.js";
+import { SnapshotStore, type SnapshotOptions } from "./snapshot.js";
+
+interface WorkerInit {
+  readonly dbPath: string;
+  readonly piiKeyHex: string;
+  readonly options: Omit<SnapshotOptions, "piiKey" | "now">;
+}
+
+export interface WorkerRequest {
+  readonly id: number;
+  readonly op: "startRun" | "beginScope" | "applyPage" | "finishRun" | "currentGroups" | "close";
+  readonly args: unknown[];
+}
+
+const port = parentPort;
+if (!port) throw new Error("snapshot-worker must run in a worker thread");
+const init = workerData as WorkerInit;
+let store: SnapshotStore | undefined;
+try {
+  store = new SnapshotStore(openDatabase(init.dbPath), { ...init.options, piiKey: Buffer.from(init.piiKeyHex, "hex") });
+  port.postMessage({ id: 0, ok: true });
+} catch (e) {
+  port.postMessage({ id: 0, ok: false, error: describe(e) });
+}
+
+port.on("message", (m: WorkerRequest) => {
+  try {
+    if (!store) throw new Error("the snapshot could not be opened");
+    const s = store;
+    const a = m.args as [never, never, never];
+    let result: unknown;
+    switch (m.op) {
+      case "startRun": {
+        const run = s.startRun(a[0], a[1], a[2]);
+        result = { runId: run.runId, resumedFrom: run.resumedFrom, dryRun: run.dryRun, empty: [...run.empty] };
+        break;
+      }
+      case "beginScope":
+        result = s.beginScope(a[0]);
+        break;
+      case "applyPage":
+        applyPageInput(s, a[0], a[1]);
+        break;
+      case "finishRun":
+        result = s.finishRun(a[0], a[1]);
+        break;
+      case "currentGroups":
+        result = s.currentGroups();
+        break;
+      case "close":
+        s.db.close();
+        store = undefined;
+        break;
+    }
+    port.postMessage({ id: m.id, ok: true, result });
+  } catch (e) {
+    port.postMessage({ id: m.id, ok: false, error: describe(e) });
+  }
+});
+
+function describe(e: unknown): { name: string; code: string; message: string } {
+  const err = e instanceof Error ? e : new Error(String(e));
+  return { name: err.name, code: (err as { code?: string }).code ?? err.name, message: err.message };
+}

@@ -1,0 +1,85 @@
+import { existsSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { Worker } from "node:worker_threads";
+import type { SnapshotOptions } from "./snapshot.js";
+import type { SnapshotPort } from "./snapshot-port.js";
+import type { WorkerRequest } from "./snapshot-worker.js";
+
+/** A snapshot port whose store runs on a worker thread; `close()` ends the thread. */
+export interface WorkerSnapshot extends SnapshotPort {
+  close(): Promise<void>;
+}
+
+/** A failure inside the snapshot thread, with the code it had there. */
+export class SnapshotThreadError extends Error {
+  readonly code: string;
+  constructor(info: { name: string; code: string; message: string }) {
+    super(info.message);
+    this.name = info.name;
+    this.code = info.code;
+  }
+}
+
+/**
+ * The worker's script. Built, it sits beside this module. Under the test runner this module runs
+ * from its TypeScript source, which a worker thread cannot load, so the build made by the test
+ * setup is used instead.
+ */
+function workerScript(): URL {
+  const here = new URL("./snapshot-worker.js", import.meta.url);
+  if (existsSync(fileURLToPath(here))) return here;
+  const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
+  const built = join(root, "dist", "src", "store", "snapshot-worker.js");
+  if (!existsSync(built)) throw new Error(`the snapshot worker is not built: run \`npm run build\` (looked for ${built})`);
+  return new URL(`file://${built}`);
+}
+
+/**
+ * Open the snapshot at `dbPath` on its own thread. Page applications are posted without waiting
+ * (the thread applies them in order); every other call waits for its answer.
+ */
+export async function openWorkerSnapshot(dbPath: string, options: SnapshotOptions): Promise<WorkerSnapshot> {
+  const { piiKey, now: _now, ...rest } = options;
+  const worker = new Worker(workerScript(), { workerData: { dbPath, piiKeyHex: piiKey.toString("hex"), options: rest } });
+  const waiting = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
+  let nextId = 1;
+  let dead: Error | undefined;
+  const failAll = (e: Error) => {
+    dead = e;
+    for (const w of waiting.values()) w.reject(e);
+    waiting.clear();
+  };
+  worker.on("message", (m: { id: number; ok: boolean; result?: unknown; error?: { name: string; code: string; message: string } }) => {
+    const w = waiting.get(m.id);
+    if (!w) return;
+    waiting.delete(m.id);
+    if (m.ok) w.resolve(m.result);
+    else w.reject(new SnapshotThreadError(m.error!));
+  });
+  worker.on("error", (e) => failAll(e));
+  worker.on("exit", (code) => failAll(new Error(`the snapshot thread exited (${code})`)));
+  const call = <T>(op: WorkerRequest["op"], ...args: unknown[]): Promise<T> => {
+    if (dead) return Promise.reject(dead);
+    const id = nextId++;
+    return new Promise<T>((resolve, reject) => {
+      waiting.set(id, { resolve: resolve as (v: unknown) => void, reject });
+      worker.postMessage({ id, op, args } satisfies WorkerRequest);
+    });
+  };
+  await new Promise<void>((resolve, reject) => {
+    waiting.set(0, { resolve: () => resolve(), reject });
+  });
+  return {
+    encoding: { piiKey, piiMode: rest.piiMode, idFields: rest.idFields },
+    startRun: (job, opts, flags) => call("startRun", job, opts, flags),
+    beginScope: (scope) => call("beginScope", scope),
+    applyPage: (scope, page) => call("applyPage", scope, page),
+    finishRun: (policy, failure) => call("finishRun", policy, failure),
+    currentGroups: () => call("currentGroups"),
+    async close() {
+      if (!dead) await call("close").catch(() => undefined);
+      await worker.terminate();
+    },
+  };
+}
