@@ -49,6 +49,15 @@ export interface ListOptions {
   signal?: AbortSignal | undefined;
 }
 
+/**
+ * Pages a caller already holds, recognised by a fingerprint of their text: such a page is
+ * yielded as `known` (with the cursor after it) instead of being split into items.
+ */
+export interface KnownPages {
+  fingerprint(text: string): number;
+  lookup(startAfter: string | undefined, fp: number): { next: string | undefined } | undefined;
+}
+
 /** A client of the service: one typed function per endpoint, plus raw pages for the sync engine. */
 export interface ServiceClient {
   /** The base URL in use, without a trailing slash. */
@@ -57,7 +66,7 @@ export interface ServiceClient {
    * Pages whose items are each item's JSON text as the server sent it, not parsed: the sync
    * engine parses them where it stores them (its own thread). Ids are read from the text.
    */
-  rawPages(resource: ListResource, filters?: Record<string, string | undefined>, opts?: ListOptions): AsyncGenerator<Page<string>>;
+  rawPages(resource: ListResource, filters?: Record<string, string | undefined>, opts?: ListOptions & { known?: KnownPages }): AsyncGenerator<Page<string>>;
   /** Raw pages for the sync engine: items are `unknown` (not validated), so one bad item can be quarantined. */
   pages(resource: ListResource, filters?: Record<string, string | undefined>, opts?: ListOptions): AsyncGenerator<Page<unknown>>;
   /** `GET /v2/designs`, every item validated. */
@@ -157,15 +166,18 @@ export function createClient(options: ClientOptions): ServiceClient {
     );
   }
 
-  function rawPages(resource: ListResource, filters: Record<string, string | undefined> = {}, opts: ListOptions = {}) {
+  function rawPages(resource: ListResource, filters: Record<string, string | undefined> = {}, opts: ListOptions & { known?: KnownPages } = {}) {
     const path = LIST_PATHS[resource];
     const query = listQuery(resource, filters);
     const idField = o.idFields[resource] ?? "id";
     return paginate<string>(
       async (startAfter) => {
         const { text } = await transport.sendWithText({ method: "GET", path, query: { ...query, startAfter }, signal: opts.signal, noParse: true });
+        const fp = opts.known?.fingerprint(text);
+        const known = fp === undefined ? undefined : opts.known!.lookup(startAfter, fp);
+        if (known) return { items: [], known, fp };
         const list = rawList(text);
-        if (list) return list;
+        if (list) return { ...list, ...(fp !== undefined ? { fp } : {}) };
         // An envelope the scan does not know: parse it, and let unwrapList say what is wrong.
         const page = unwrapList(parseJson(text, `GET ${path}`), `GET ${path}`);
         return { items: page.items.map((item) => JSON.stringify(item)), hasMore: page.hasMore };

@@ -6,6 +6,13 @@ export interface PageResult<T> {
   hasMore?: boolean | undefined;
   /** Each item's JSON text as the server sent it, when the caller could tell (same order as items). */
   raw?: string[] | undefined;
+  /**
+   * The page is one the caller already knows (its text is the same as last time): its items are
+   * not given, and `next` is the cursor after it (undefined: it was the last page).
+   */
+  known?: { readonly next: string | undefined } | undefined;
+  /** A fingerprint of the page's text, when the caller computed one. */
+  fp?: number | undefined;
 }
 
 /** One page of a walk, as `paginate()` yields it. */
@@ -20,6 +27,10 @@ export interface Page<T> {
   index: number;
   /** Each item's JSON text as the server sent it, when known (same order as `items`). */
   raw?: string[] | undefined;
+  /** Set for a page the caller recognised by its text: `items` is empty (the caller holds them). */
+  known?: true | undefined;
+  /** A fingerprint of the page's text, when the caller computed one. */
+  fp?: number | undefined;
 }
 
 export interface PaginateOptions<T> {
@@ -60,6 +71,17 @@ export async function* paginate<T>(
   let cursor = opts.startAfter;
   for (let index = 0; ; index++) {
     const page = await fetchPage(cursor);
+    if (page.known) {
+      // Its ids were checked when it was first walked; only the cursor must still advance.
+      const next = page.known.next;
+      if (next !== undefined && next === cursor) {
+        throw new PaginationError(`page ${index} (startAfter=${cursor}) ends with the cursor it was asked with: the cursor does not advance`);
+      }
+      yield { items: [], startAfter: cursor, next, index, known: true, ...(page.fp !== undefined ? { fp: page.fp } : {}) };
+      if (next === undefined) return;
+      cursor = next;
+      continue;
+    }
     const items = page.items;
     if (items.length === 0) return;
 
@@ -86,7 +108,14 @@ export async function* paginate<T>(
     }
 
     const last = page.hasMore === false;
-    yield { items, startAfter: cursor, next: last ? undefined : lastId, index, ...(page.raw ? { raw: page.raw } : {}) };
+    yield {
+      items,
+      startAfter: cursor,
+      next: last ? undefined : lastId,
+      index,
+      ...(page.raw ? { raw: page.raw } : {}),
+      ...(page.fp !== undefined ? { fp: page.fp } : {}),
+    };
     if (last) return;
     cursor = lastId;
   }

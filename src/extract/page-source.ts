@@ -1,4 +1,5 @@
 import type { Page } from "../api/paginate.js";
+import type { KnownPages } from "../api/client.js";
 import type { WalkedResource } from "../store/resources.js";
 
 type PageOptions = { startAfter?: string; signal?: AbortSignal };
@@ -13,5 +14,5 @@ export interface PageSource {
    * The same pages with each item as the JSON text the server sent, unparsed. When a source has
    * it, the sync uses it: the text is parsed once, where it is stored.
    */
-  rawPages?(resource: WalkedResource, filters?: Record<string, string | undefined>, opts?: PageOptions): AsyncGenerator<Page<string>>;
+  rawPages?(resource: WalkedResource, filters?: Record<string, string | undefined>, opts?: PageOptions & { known?: KnownPages }): AsyncGenerator<Page<string>>;
 }

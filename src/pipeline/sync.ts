@@ -4,7 +4,7 @@ import type { ResourceCounts } from "../store/counts.js";
 import { WalkedResources, type StoredResource, type WalkedResource } from "../store/resources.js";
 import { scopeOf, type Scope } from "../store/scopes.js";
 import { SnapshotStore, defaultDeletePolicy, type DeletePolicy, type ScopeState } from "../store/snapshot.js";
-import { inProcessPort, itemsOf, type PageInput, type SnapshotPort } from "../store/snapshot-port.js";
+import { inProcessPort, itemsOf, type PageInput, type RunStart, type SnapshotPort } from "../store/snapshot-port.js";
 import { Encoder } from "../store/prepare-page.js";
 import { topLevelString } from "../api/raw-items.js";
 import type { PageSource } from "../extract/page-source.js";
@@ -69,7 +69,7 @@ export async function sync(opts: SyncOptions): Promise<RunReport> {
   opts.signal?.addEventListener("abort", onOuterAbort, { once: true });
   let failure: { code: string; message: string } | undefined;
   try {
-    await new Walk(opts, port, abort.signal, new Set(run.empty)).all(resources);
+    await new Walk(opts, port, abort.signal, run).all(resources);
   } catch (e) {
     abort.abort(e);
     failure = describe(e);
@@ -107,13 +107,20 @@ class Walk {
   /** Encodes pages on this thread when the store runs on its own. */
   private readonly encoder: Encoder | undefined;
 
+  private readonly empty: ReadonlySet<StoredResource>;
+  /** Pages the snapshot holds whole, by `scope|cursor`: recognised by their text, not re-read. */
+  private readonly knownPages: Map<string, { fp: number; next: string | undefined }>;
+
   constructor(
     private readonly opts: SyncOptions,
     private readonly port: SnapshotPort,
     private readonly signal: AbortSignal,
-    private readonly empty: ReadonlySet<StoredResource>,
+    run: RunStart,
   ) {
     this.encoder = port.encoding ? new Encoder(port.encoding) : undefined;
+    this.empty = new Set(run.empty);
+    // Only a snapshot on its own thread shares the fingerprint key with this one.
+    this.knownPages = new Map(this.encoder ? run.pages.map(([scope, cursor, fp, next]) => [`${scope}|${cursor}`, { fp, next: next ?? undefined }]) : []);
   }
 
   async all(resources: readonly WalkedResource[]): Promise<void> {
@@ -154,9 +161,33 @@ class Walk {
     const pageOpts = { signal: this.signal, ...(startAfter !== undefined ? { startAfter } : {}) };
     const filters = requestFilters(scope);
     if (source.rawPages) {
-      const pages = source.rawPages(scope.resource, filters, pageOpts);
+      const known = this.knownPages;
+      const fingerprints = this.encoder;
+      const pages = source.rawPages(scope.resource, filters, {
+        ...pageOpts,
+        // The groups walk must see every group (the fan-out is built from it): always read it.
+        ...(fingerprints && scope.resource !== "groups"
+          ? {
+              known: {
+                fingerprint: (text: string) => fingerprints.fingerprint(text),
+                lookup: (after: string | undefined, fp: number) => {
+                  const k = known.get(`${scope.key}|${after ?? ""}`);
+                  return k && k.fp === fp ? { next: k.next } : undefined;
+                },
+              },
+            }
+          : {}),
+      });
       return (async function* () {
-        for await (const p of pages) yield { raw: p.items, next: p.next, end: p.next === undefined };
+        for await (const p of pages) {
+          yield {
+            raw: p.items,
+            next: p.next,
+            end: p.next === undefined,
+            ...(p.fp !== undefined ? { pageFp: { startAfter: p.startAfter, fp: p.fp } } : {}),
+            ...(p.known ? { known: true } : {}),
+          };
+        }
       })();
     }
     const pages = source.pages(scope.resource, filters, pageOpts);
@@ -208,8 +239,10 @@ class Walk {
    * store fingerprints them and parses only the records that changed.
    */
   private prepare(encoder: Encoder, scope: Scope, page: PageInput): PageInput {
+    if (page.known) return page;
+    const meta = { next: page.next, end: page.end, ...(page.pageFp ? { pageFp: page.pageFp } : {}) };
     if (!page.raw || this.empty.has(scope.resource)) {
-      return { prepared: encoder.prepare(scope.resource, itemsOf(page), page.raw, this.empty.has(scope.resource)), next: page.next, end: page.end };
+      return { prepared: encoder.prepare(scope.resource, itemsOf(page), page.raw, this.empty.has(scope.resource)), ...meta };
     }
     const idField = encoder.idField(scope.resource);
     const ids: string[] = [];
@@ -224,7 +257,7 @@ class Walk {
     }
     // Items without a usable id are quarantined: the full check runs on them alone.
     const problems = odd.length ? encoder.prepare(scope.resource, odd, undefined, false).problems : [];
-    return { lazy: { ids, raw, problems }, next: page.next, end: page.end };
+    return { lazy: { ids, raw, problems }, ...meta };
   }
 
   /** Hand a page to the store, waiting while too many pages are in flight. */

@@ -62,6 +62,18 @@ export const migrations: readonly ((db: Database) => void)[] = [
         PRIMARY KEY (resource, id)
       ) WITHOUT ROWID;
       CREATE TABLE _seen_pages (resource TEXT NOT NULL, ids TEXT NOT NULL);
+      -- The last walk's pages that were stored whole, by scope and cursor, with a keyed hash of
+      -- their text: a page whose text has not changed is recognised without reading its items.
+      -- Only the pages of the last successful walk are kept (see finishRun).
+      CREATE TABLE _pages (
+        scope TEXT NOT NULL,
+        cursor TEXT NOT NULL,
+        fp INTEGER NOT NULL,
+        next TEXT,
+        ids TEXT NOT NULL,
+        run_id INTEGER NOT NULL,
+        PRIMARY KEY (scope, cursor)
+      ) WITHOUT ROWID;
       -- Consecutive complete absences, for the "delete after N absences" policy.
       CREATE TABLE _absence (
         resource TEXT NOT NULL,

@@ -9,6 +9,10 @@ export interface PageInput {
   readonly raw?: readonly string[] | undefined;
   /** The page already validated and encoded by the caller (see {@link SnapshotPort.encoding}). */
   readonly prepared?: PreparedPage | undefined;
+  /** A fingerprint of the page's text and the cursor it was asked with: the store keeps it. */
+  readonly pageFp?: { readonly startAfter: string | undefined; readonly fp: number } | undefined;
+  /** The page was recognised by its text: nothing else is given. */
+  readonly known?: boolean | undefined;
   /** Items known by id and text only, for the fingerprint fast path; `problems` are the others. */
   readonly lazy?: { readonly ids: readonly string[]; readonly raw: readonly string[]; readonly problems: readonly Problem[] } | undefined;
   readonly next: string | undefined;
@@ -21,6 +25,8 @@ export interface RunStart {
   readonly dryRun: boolean;
   /** Resources that were empty when the run began: their pages are best encoded up front. */
   readonly empty: readonly StoredResource[];
+  /** The pages the snapshot can recognise by their text: `[scope, cursor, fp, next]`. */
+  readonly pages: readonly (readonly [string, string, number, string | null])[];
 }
 
 /**
@@ -59,7 +65,7 @@ export function inProcessPort(store: SnapshotStore): SnapshotPort {
   return {
     startRun: async (job, options, flags) => {
       const run = store.startRun(job, options, flags);
-      return { runId: run.runId, resumedFrom: run.resumedFrom, dryRun: run.dryRun, empty: [...run.empty] };
+      return { runId: run.runId, resumedFrom: run.resumedFrom, dryRun: run.dryRun, empty: [...run.empty], pages: store.knownPages() };
     },
     beginScope: async (scope) => store.beginScope(scope),
     applyPage: async (scope, page) => {
@@ -72,10 +78,11 @@ export function inProcessPort(store: SnapshotStore): SnapshotPort {
 
 /** Apply a page given in any of its forms. */
 export function applyPageInput(store: SnapshotStore, scope: Scope, page: PageInput): void {
-  if (page.prepared) store.applyPrepared(scope, page.prepared, page.next, page.end);
+  if (page.known && page.pageFp) store.applyKnownPage(scope, page.pageFp.startAfter, page.pageFp.fp, page.next, page.end);
+  else if (page.prepared) store.applyPrepared(scope, page.prepared, page.next, page.end, page.pageFp);
   else if (page.lazy) {
     const records = store.encoder.prepareLazy(scope.resource, page.lazy.ids, page.lazy.raw);
-    store.applyPrepared(scope, { records, problems: page.lazy.problems }, page.next, page.end);
+    store.applyPrepared(scope, { records, problems: page.lazy.problems }, page.next, page.end, page.pageFp);
   }
-  else store.applyPage(scope, itemsOf(page), page.next, page.end, page.raw);
+  else store.applyPrepared(scope, store.encoder.prepare(scope.resource, itemsOf(page), page.raw, store.isEmpty(scope.resource)), page.next, page.end, page.pageFp);
 }

@@ -39,7 +39,7 @@ port.on("message", (m: WorkerRequest) => {
     switch (m.op) {
       case "startRun": {
         const run = s.startRun(a[0], a[1], a[2]);
-        result = { runId: run.runId, resumedFrom: run.resumedFrom, dryRun: run.dryRun, empty: [...run.empty] };
+        result = { runId: run.runId, resumedFrom: run.resumedFrom, dryRun: run.dryRun, empty: [...run.empty], pages: s.knownPages() };
         break;
       }
       case "beginScope":

@@ -93,6 +93,9 @@ export class SnapshotStore {
   private run: ActiveRun | undefined;
   private readonly seenBatch: Statement;
   private readonly seenPage: Statement;
+  private readonly pageUpsert: Statement;
+  private readonly pageGet: Statement;
+  private readonly pageTouch: Statement;
   /** Validation, fingerprints and canonical JSON: the part of a page's work that needs no database. */
   readonly encoder: Encoder;
   private readonly walkUpsert: Statement;
@@ -133,6 +136,9 @@ export class SnapshotStore {
     }
     this.seenBatch = db.prepare("INSERT OR IGNORE INTO _seen (resource, id) SELECT ?, value FROM json_each(?) RETURNING id").pluck();
     this.seenPage = db.prepare("INSERT INTO _seen_pages (resource, ids) VALUES (?, ?)");
+    this.pageUpsert = db.prepare("INSERT OR REPLACE INTO _pages (scope, cursor, fp, next, ids, run_id) VALUES (?, ?, ?, ?, ?, ?)");
+    this.pageTouch = db.prepare("UPDATE _pages SET run_id = ? WHERE scope = ? AND cursor = ?");
+    this.pageGet = db.prepare("SELECT fp, ids FROM _pages WHERE scope = ? AND cursor = ?");
     this.walkUpsert = db.prepare(
       `INSERT INTO _walk (run_id, scope, resource, filters, cursor, pages, records, complete, quarantined)
        VALUES (@run_id, @scope, @resource, @filters, @cursor, @pages, @records, @complete, @quarantined)
@@ -261,6 +267,11 @@ export class SnapshotStore {
     return { cursor: row.cursor ?? undefined, complete: row.complete === 1, pages: row.pages, records: row.records };
   }
 
+  /** Whether `resource` was empty when the active run's chain began (all its records are new). */
+  isEmpty(resource: StoredResource): boolean {
+    return this.active().empty.has(resource);
+  }
+
   /** Prepare and apply a page in one go (pages prepared elsewhere go to {@link applyPrepared}). */
   applyPage(scope: Scope, items: readonly unknown[], next: string | undefined, end: boolean, raw?: readonly string[]): PageOutcome {
     const run = this.active();
@@ -278,7 +289,7 @@ export class SnapshotStore {
    * reorders keys changes the fingerprint, not the record). Current versions, seen ids and
    * children are read with one statement per page rather than one per record.
    */
-  applyPrepared(scope: Scope, page: PreparedPage, next: string | undefined, end: boolean): PageOutcome {
+  applyPrepared(scope: Scope, page: PreparedPage, next: string | undefined, end: boolean, pageFp?: { startAfter: string | undefined; fp: number }): PageOutcome {
     const run = this.active();
     const before = snapshotCounts(run.counts);
     this.ensureTx();
@@ -315,6 +326,10 @@ export class SnapshotStore {
     }
     const scopeQuarantined = (run.quarantinedByScope.get(scope.key) ?? 0) + quarantined;
     run.quarantinedByScope.set(scope.key, scopeQuarantined);
+    // A page stored whole can be recognised by its text next time.
+    if (pageFp && quarantined === 0 && page.records.length > 0) {
+      this.pageUpsert.run(scope.key, pageFp.startAfter ?? "", pageFp.fp, next ?? null, JSON.stringify(page.records.map((r) => r.id)), run.runId);
+    }
     this.walkUpsert.run(walkRow(run.runId, scope, next, 1, page.records.length + quarantined, end && scopeQuarantined === 0, quarantined));
     this.pageDone();
     const after = snapshotCounts(run.counts);
@@ -324,6 +339,51 @@ export class SnapshotStore {
       unchanged: after.unchanged - before.unchanged,
       quarantined,
     };
+  }
+
+  /**
+   * Apply a page the walk recognised by its text (see {@link knownPages}): its records are the
+   * stored ones, unchanged. Only the walk's bookkeeping happens: seen ids, counts, checkpoint.
+   */
+  applyKnownPage(scope: Scope, startAfter: string | undefined, fp: number, next: string | undefined, end: boolean): PageOutcome {
+    const run = this.active();
+    this.ensureTx();
+    const row = this.pageGet.get(scope.key, startAfter ?? "") as { fp: number; ids: string } | undefined;
+    if (!row || row.fp !== fp) throw new Error(`page ${scope.key} after ${startAfter ?? "(start)"} is not the one this snapshot knows`);
+    this.pageTouch.run(run.runId, scope.key, startAfter ?? "");
+    let ids = JSON.parse(row.ids) as string[];
+    if (scope.resource === "members") ids = this.seenBatch.all(scope.resource, row.ids) as string[];
+    else if (!run.fresh.has(scope.resource)) this.seenPage.run(scope.resource, row.ids);
+    const counts = this.counts(scope.resource);
+    counts.seen += ids.length;
+    counts.unchanged += ids.length;
+    const childSpec = ChildOf[scope.resource];
+    if (childSpec && ids.length > 0) {
+      const n = this.stmt(childSpec.child).countChildren.get(JSON.stringify(ids)) as number;
+      const childCounts = this.counts(childSpec.child);
+      childCounts.seen += n;
+      childCounts.unchanged += n;
+    }
+    const scopeQuarantined = run.quarantinedByScope.get(scope.key) ?? 0;
+    this.walkUpsert.run(walkRow(run.runId, scope, next, 1, ids.length, end && scopeQuarantined === 0, 0));
+    this.pageDone();
+    return { inserted: 0, updated: 0, unchanged: ids.length, quarantined: 0 };
+  }
+
+  /** The first run of the chain of resumed runs that the active run finishes. */
+  private chainStart(run: ActiveRun): number {
+    let first = run.runId;
+    let prev = run.resumedFrom ?? null;
+    while (prev !== null) {
+      first = prev;
+      prev = (this.db.prepare("SELECT resumed_from FROM _runs WHERE run_id = ?").pluck().get(prev) as number | null | undefined) ?? null;
+    }
+    return first;
+  }
+
+  /** The pages the last walks stored whole: `[scope, cursor ('' for the first page), fp, next]`. */
+  knownPages(): [string, string, number, string | null][] {
+    return this.db.prepare("SELECT scope, cursor, fp, next FROM _pages").raw().all() as [string, string, number, string | null][];
   }
 
   /**
@@ -520,6 +580,9 @@ export class SnapshotStore {
         }
       }
       this.clearSeen();
+      // Keep only the pages of this walk (its resumed runs' included): an older page describes
+      // records as they were then, and could be mistaken for the current ones.
+      this.db.prepare("DELETE FROM _pages WHERE run_id < ?").run(this.chainStart(run));
       this.db.prepare("UPDATE _runs SET status = 'succeeded', finished_at = ? WHERE run_id = ?").run(this.now(), run.runId);
       this.writeCounts();
       if (run.dryRun) return this.rollbackDryRun(run, "succeeded");
@@ -566,6 +629,8 @@ export class SnapshotStore {
         this.db.prepare(`UPDATE _${r}_v SET valid_to_run = NULL, ended_by = NULL WHERE valid_to_run = ?`).run(run.runId);
       }
       this.db.prepare("DELETE FROM _walk WHERE run_id = ?").run(run.runId);
+      // The pages this run stored may describe versions that are gone now.
+      this.db.exec("DELETE FROM _pages");
       this.clearSeen();
       for (const c of run.counts.values()) Object.assign(c, { inserted: 0, updated: 0, deleted: 0 });
     }

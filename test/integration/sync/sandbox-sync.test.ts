@@ -165,6 +165,12 @@ describe.each(["this thread", "a worker thread"] as const)("sync against the san
     const again = await run(client, t);
     expect(recordedChanges(t.db, again.runId)).toEqual([]);
     expect(again.resources.members?.unchanged).toBeGreaterThan(0);
+    expect(again.resources.coverages?.unchanged).toBe(again.resources.coverages?.seen);
+    if (where === "a worker thread") {
+      // The pages came back byte for byte: the walk recognised them without reading their items.
+      const touched = t.db.prepare("SELECT COUNT(*) FROM _pages WHERE run_id = ?").pluck().get(again.runId) as number;
+      expect(touched).toBeGreaterThan(10);
+    }
     expect(diffStates(snapshotState(t.db), snapshotState(t.db))).toEqual([]);
   });
 });
