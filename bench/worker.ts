@@ -26,24 +26,23 @@ function client(base: string, key: string): ServiceClient {
   return createClient({ baseUrl: base, apiKey: key, concurrency: HTTP_CONCURRENCY });
 }
 
-/** A PageSource that counts fetches per scope (each `next()` of a walk is at most one request). */
+/**
+ * A PageSource that counts the requests of each scope: one per page, plus the final empty page
+ * when the walk did not end on `hasMore: false` (or saw no page at all).
+ */
 function counting(source: PageSource) {
   const perScope = new Map<string, number>();
   const wrapped: PageSource = {
-    pages(resource, filters, opts) {
+    async *pages(resource, filters, opts) {
       const key = scopeOf(resource, filters ?? {}).key;
-      const inner = source.pages(resource, filters, opts);
-      return {
-        async next() {
-          perScope.set(key, (perScope.get(key) ?? 0) + 1);
-          return inner.next();
-        },
-        return: (v) => inner.return(v),
-        throw: (e) => inner.throw(e),
-        [Symbol.asyncIterator]() {
-          return this;
-        },
-      } as AsyncGenerator<never>;
+      let requests = 0;
+      let endedByHasMore = false;
+      for await (const page of source.pages(resource, filters, opts)) {
+        requests++;
+        endedByHasMore = page.next === undefined;
+        yield page;
+      }
+      perScope.set(key, requests + (endedByHasMore ? 0 : 1));
     },
   };
   return { source: wrapped, perScope };

@@ -122,6 +122,8 @@ function createResource(db: Database, r: StoredResource): void {
       -- A keyed hash of the text the server sent, so an unchanged record is recognised without
       -- re-serialising it; null where it must not be trusted (a child list was unreadable).
       fp INTEGER,
+      -- SHA-256 of the canonical JSON (first 16 bytes, hex): a stable hash of the version.
+      hash TEXT NOT NULL,
       data TEXT NOT NULL
     );
     -- Current versions by id, covering the fingerprint: the sync's per-page probe reads no table row.
@@ -131,9 +133,9 @@ function createResource(db: Database, r: StoredResource): void {
       // are only read for the few delete candidates, so they need no index.
       r === "plans" || r === "coverages" ? `CREATE INDEX _${r}_v_part ON _${r}_v (part) WHERE valid_to_run IS NULL;` : ""
     }
-    CREATE VIEW "${r}" AS SELECT id, ${cols}, data FROM _${r}_v WHERE valid_to_run IS NULL;
+    CREATE VIEW "${r}" AS SELECT id, ${cols}, hash, data FROM _${r}_v WHERE valid_to_run IS NULL;
     CREATE VIEW "${r}_history" AS
-      SELECT v.id, ${cols.replace(/json_extract\(data/g, "json_extract(v.data")}, v.data, v.valid_from_run, v.valid_to_run, r.started_at AS observed_at
+      SELECT v.id, ${cols.replace(/json_extract\(data/g, "json_extract(v.data")}, v.hash, v.data, v.valid_from_run, v.valid_to_run, r.started_at AS observed_at
       FROM _${r}_v v JOIN _runs r ON r.run_id = v.valid_from_run;
   `);
 }

@@ -23,6 +23,8 @@ export interface PreparedRecord {
   readonly raw: string;
   /** Its canonical JSON, when encoded up front. */
   readonly canonical?: string;
+  /** A stable hash of the canonical JSON (hex), with it. */
+  readonly hash?: string;
   /** Its children's canonical JSON (with the parent's id), when encoded up front. */
   readonly children?: readonly PreparedChild[];
   /** How many children it lists; -1 when not yet read (the store counts the stored ones). */
@@ -32,6 +34,7 @@ export interface PreparedRecord {
 export interface PreparedChild {
   readonly id: string;
   readonly canonical: string;
+  readonly hash: string;
 }
 
 /** An item (or a child of one) that cannot be stored, with a masked excerpt. */
@@ -69,6 +72,11 @@ export class Encoder {
     return hash("sha256", this.fpSecret + text, "buffer").readUIntBE(0, 6);
   }
 
+  private encoded(resource: WalkedResource, rec: Record<string, unknown>): { canonical: string; hash: string } {
+    const canonical = this.encodeParent(resource, rec);
+    return { canonical, hash: versionHash(canonical) };
+  }
+
   /** A parent's canonical JSON, without its children. */
   encodeParent(resource: WalkedResource, item: Record<string, unknown>): string {
     return canonicalJson(item, { maskSsn: this.masker, omit: ChildOf[resource]?.field });
@@ -91,7 +99,8 @@ export class Encoder {
       const id = c.id as string;
       if (seen.has(id)) continue;
       seen.add(id);
-      children.push({ id, canonical: canonicalJson(c, { maskSsn: this.masker, extra: [spec.parentKey, parentId] }) });
+      const canonical = canonicalJson(c, { maskSsn: this.masker, extra: [spec.parentKey, parentId] });
+      children.push({ id, canonical, hash: versionHash(canonical) });
     }
     return { children, problems };
   }
@@ -126,7 +135,7 @@ export class Encoder {
         fp,
         raw: text,
         childCount,
-        ...(encode ? { canonical: this.encodeParent(resource, rec), ...(kids ? { children: kids.children } : {}) } : {}),
+        ...(encode ? { ...this.encoded(resource, rec), ...(kids ? { children: kids.children } : {}) } : {}),
       });
     });
     return { records, problems };
@@ -169,7 +178,7 @@ export class Encoder {
       record: {
         ...r,
         fp: problems.length > 0 ? null : r.fp,
-        canonical: this.encodeParent(resource, rec),
+        ...this.encoded(resource, rec),
         childCount: spec ? childList(rec, spec.field).length : 0,
         ...(kids ? { children: kids.children } : {}),
       },
@@ -182,6 +191,15 @@ export class Encoder {
     const id = item !== null && typeof item === "object" ? (item as Record<string, unknown>)[idField] : undefined;
     return { id: typeof id === "string" ? id : parentId ?? null, reason, excerpt: JSON.stringify(masked ?? null).slice(0, 500) };
   }
+}
+
+/**
+ * The stable hash of a version: SHA-256 of its canonical JSON (keys sorted, SSNs masked), first
+ * 16 bytes in hex. Key order and page order change nothing; the snapshot compares the canonical
+ * JSON itself, so the hash is for users (join, dedupe, compare across systems).
+ */
+export function versionHash(canonical: string): string {
+  return hash("sha256", canonical, "hex").slice(0, 32);
 }
 
 /** A parent's list of children (absent or null: none). */

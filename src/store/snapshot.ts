@@ -118,7 +118,7 @@ export class SnapshotStore {
       this.stmts.set(r, {
         current: db.prepare(`SELECT vid FROM ${t} WHERE id = ? AND valid_to_run IS NULL`),
         insert: db.prepare(
-          `INSERT INTO ${t} (id, valid_from_run, op, part, changed_fields, fp, data) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+          `INSERT INTO ${t} (id, valid_from_run, op, part, changed_fields, fp, hash, data) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
         ),
         close: db.prepare(`UPDATE ${t} SET valid_to_run = ?, ended_by = ? WHERE vid = ?`),
         // Answered from the covering index of current versions: no table row is read.
@@ -409,7 +409,7 @@ export class SnapshotStore {
       for (const r of records) {
         const rec = materialize(r);
         if (!rec) continue;
-        s.insert.run(rec.id, run.runId, "insert", rec.part, null, rec.fp, rec.canonical);
+        s.insert.run(rec.id, run.runId, "insert", rec.part, null, rec.fp, rec.hash, rec.canonical);
         counts.inserted++;
         reread.push(rec);
       }
@@ -429,18 +429,25 @@ export class SnapshotStore {
       if (!rec) continue;
       reread.push(rec);
       const data = cur ? (s.data.get(cur.vid) as string) : undefined;
-      this.applyVersion(resource, rec.id, rec.part, rec.fp, rec.canonical!, cur && data !== undefined ? { vid: cur.vid, data } : undefined);
+      this.applyVersion(resource, rec.id, rec.part, rec.fp, { canonical: rec.canonical!, hash: rec.hash! }, cur && data !== undefined ? { vid: cur.vid, data } : undefined);
     }
     return { reread, problems };
   }
 
   /** Record one observation against the current version (if any): insert, update, or unchanged. */
-  private applyVersion(resource: StoredResource, id: string, part: string | null, fp: number | null, canonical: string, cur: { vid: number; data: string } | undefined): void {
+  private applyVersion(
+    resource: StoredResource,
+    id: string,
+    part: string | null,
+    fp: number | null,
+    { canonical, hash }: { canonical: string; hash: string },
+    cur: { vid: number; data: string } | undefined,
+  ): void {
     const s = this.stmt(resource);
     const runId = this.active().runId;
     const counts = this.counts(resource);
     if (!cur) {
-      s.insert.run(id, runId, "insert", part, null, fp, canonical);
+      s.insert.run(id, runId, "insert", part, null, fp, hash, canonical);
       counts.inserted++;
       return;
     }
@@ -453,7 +460,7 @@ export class SnapshotStore {
       return;
     }
     s.close.run(runId, "update", cur.vid);
-    s.insert.run(id, runId, "update", part, JSON.stringify(fields), fp, canonical);
+    s.insert.run(id, runId, "update", part, JSON.stringify(fields), fp, hash, canonical);
     counts.updated++;
   }
 
@@ -467,17 +474,17 @@ export class SnapshotStore {
     const counts = this.counts(spec.child);
     const s = this.stmt(spec.child);
     const run = this.active();
-    const seen: { id: string; parent: string; canonical: string }[] = [];
+    const seen: { id: string; parent: string; canonical: string; hash: string }[] = [];
     const keepByParent = new Map<string, Set<string> | null>();
     for (const p of parents) {
       // Materialized parents carry their children; `prepare` encoded them for the others.
       const children = p.children ?? [];
-      for (const c of children) seen.push({ id: c.id, parent: p.id, canonical: c.canonical });
+      for (const c of children) seen.push({ id: c.id, parent: p.id, canonical: c.canonical, hash: c.hash });
       keepByParent.set(p.id, p.fp === null ? null : new Set(children.map((c) => c.id)));
     }
     counts.seen += seen.length;
     if (run.empty.has(spec.child)) {
-      for (const c of seen) s.insert.run(c.id, run.runId, "insert", c.parent, null, null, c.canonical);
+      for (const c of seen) s.insert.run(c.id, run.runId, "insert", c.parent, null, null, c.hash, c.canonical);
       counts.inserted += seen.length;
       return;
     }
@@ -490,7 +497,7 @@ export class SnapshotStore {
         byId.set(row.id, { vid: row.vid, id: row.id, part: "", data: s.data.get(row.vid) as string });
       }
     }
-    for (const c of seen) this.applyVersion(spec.child, c.id, c.parent, null, c.canonical, byId.get(c.id));
+    for (const c of seen) this.applyVersion(spec.child, c.id, c.parent, null, c, byId.get(c.id));
     for (const row of existing) {
       const keep = keepByParent.get(row.part);
       if (keep && !keep.has(row.id)) {
@@ -653,12 +660,17 @@ export class SnapshotStore {
       const complete = scopes.filter((s) => completeKeys.has(s.key));
       // Nothing to prove gone where nothing was stored before the walk began.
       if (complete.length === 0 || run.fresh.has(resource)) continue;
-      const candidates = this.candidates(resource);
-      const proven = candidates.filter((c) => provenAbsent(c, complete, scopes));
       const seenCount = this.db
         .prepare(resource === "members" ? "SELECT COUNT(*) FROM _seen WHERE resource = ?" : "SELECT COALESCE(SUM(json_array_length(ids)), 0) FROM _seen_pages WHERE resource = ?")
         .pluck()
         .get(resource) as number;
+      // Without quarantine, every id seen is current: when as many were seen as are current, none
+      // is missing, and the scan for the missing ones (a join over every current id) is not needed.
+      const currentCount = this.db.prepare(`SELECT COUNT(*) FROM _${resource}_v WHERE valid_to_run IS NULL`).pluck().get() as number;
+      const quarantinedHere = scopes.some((sc) => (run.quarantinedByScope.get(sc.key) ?? 0) > 0);
+      const allSeen = !quarantinedHere && seenCount >= currentCount;
+      const candidates = allSeen ? [] : this.candidates(resource);
+      const proven = candidates.filter((c) => provenAbsent(c, complete, scopes));
       const ids: string[] = [];
       const bump = this.db.prepare(
         "INSERT INTO _absence (resource, id, count) VALUES (?, ?, 1) ON CONFLICT (resource, id) DO UPDATE SET count = count + 1 RETURNING count",
