@@ -78,8 +78,11 @@ describe("shared limits", () => {
     const times = server.hits.map((h) => h.at).sort((a, b) => a - b);
     const gaps = times.slice(1).map((t, i) => t - times[i]!);
     expect(gaps).toHaveLength(5);
-    // 20 per second is one every 50 ms; allow a few ms of timer jitter.
-    for (const g of gaps) expect(g).toBeGreaterThanOrEqual(45);
+    // 20 per second is one every 50 ms. The limiter spaces departures; arrivals at the server
+    // jitter on a loaded machine (one late request shortens the next gap), so the whole span is
+    // held to the budget and each gap only to most of it. Without a limiter every gap is ~0.
+    expect(times[times.length - 1]! - times[0]!).toBeGreaterThanOrEqual(5 * 50 - 5);
+    for (const g of gaps) expect(g).toBeGreaterThanOrEqual(25);
     await c.close();
   });
 });
