@@ -38,8 +38,12 @@ export const COMMANDS: readonly CommandSpec[] = [
     summary: "one run: walk the service, diff against the snapshot, record the changes",
     options: [
       { flags: "--resources <list>", description: "comma-separated: designs,groups,members,claims (default: all)", parse: "list" },
-      { flags: "--claims-since <date>", description: "first claim service date to walk (YYYY-MM-DD)", parse: "date" },
-      { flags: "--claims-until <date>", description: "last claim service date to walk (YYYY-MM-DD)", parse: "date" },
+      {
+        flags: "--claims-since <date>",
+        description: "first claim service date to walk (YYYY-MM-DD; default: today minus resources.claims.lookbackDays, 90)",
+        parse: "date",
+      },
+      { flags: "--claims-until <date>", description: "last claim service date to walk (YYYY-MM-DD; default: today)", parse: "date" },
       { flags: "--out <dir>", description: "write this run's deltas under DIR/<run_id>/" },
       { flags: "--dry-run", description: "walk and diff, but record nothing" },
       { flags: "--allow-deletes", description: "apply deletions beyond the delete guard's limits" },

@@ -47,6 +47,7 @@ export async function runSyncJob(opts: SyncJobOptions): Promise<RunReport & { de
   const { config } = opts;
   let service = opts.service;
   let stopSandbox: (() => Promise<void>) | undefined;
+  let today = opts.today;
   if (!service) {
     const target = resolveService(config);
     if (target.kind === "remote") service = { baseUrl: target.baseUrl, apiKey: target.apiKey };
@@ -55,6 +56,8 @@ export async function runSyncJob(opts: SyncJobOptions): Promise<RunReport & { de
       const sandbox = await startSandbox({});
       stopSandbox = () => sandbox.close();
       service = { baseUrl: sandbox.baseUrl, apiKey: sandbox.keys.full };
+      // The embedded sandbox lives on its own simulated calendar: the claims window follows it.
+      today ??= new Date(`${sandbox.today}T00:00:00Z`);
     }
   }
   const client = createClient({ ...clientOptionsFromConfig(config), ...service, ...(opts.logger ? { logger: opts.logger } : {}) });
@@ -69,7 +72,7 @@ export async function runSyncJob(opts: SyncJobOptions): Promise<RunReport & { de
       store: snapshot.port,
       job: opts.job ?? "sync",
       ...(opts.resources ? { resources: opts.resources } : {}),
-      claimsWindow: claimsWindowFor(config, opts.claimsSince, opts.claimsUntil, opts.today),
+      claimsWindow: claimsWindowFor(config, opts.claimsSince, opts.claimsUntil, today),
       groupConcurrency: config.sync.groupConcurrency,
       deletePolicy: {
         maxDeleteShare: config.sync.maxDeleteShare,

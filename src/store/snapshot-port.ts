@@ -84,5 +84,5 @@ export function applyPageInput(store: SnapshotStore, scope: Scope, page: PageInp
     const records = store.encoder.prepareLazy(scope.resource, page.lazy.ids, page.lazy.raw);
     store.applyPrepared(scope, { records, problems: page.lazy.problems }, page.next, page.end, page.pageFp);
   }
-  else store.applyPrepared(scope, store.encoder.prepare(scope.resource, itemsOf(page), page.raw, store.isEmpty(scope.resource)), page.next, page.end, page.pageFp);
+  else store.applyPage(scope, itemsOf(page), page.next, page.end, page.raw);
 }

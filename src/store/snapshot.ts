@@ -267,11 +267,6 @@ export class SnapshotStore {
     return { cursor: row.cursor ?? undefined, complete: row.complete === 1, pages: row.pages, records: row.records };
   }
 
-  /** Whether `resource` was empty when the active run's chain began (all its records are new). */
-  isEmpty(resource: StoredResource): boolean {
-    return this.active().empty.has(resource);
-  }
-
   /** Prepare and apply a page in one go (pages prepared elsewhere go to {@link applyPrepared}). */
   applyPage(scope: Scope, items: readonly unknown[], next: string | undefined, end: boolean, raw?: readonly string[]): PageOutcome {
     const run = this.active();
