@@ -1,20 +1,15 @@
-import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { createClient } from "../../../src/api/client.js";
 import { TransportError } from "../../../src/errors.js";
-import { KeyProbe, startServer, type TestServer } from "./harness.js";
+import { apiTestFixture, type TestServer } from "./harness.js";
 
 const KEY = "dl-key-3f9b7a0d22c8";
-const probe = new KeyProbe(KEY);
+const { probe, start } = apiTestFixture(KEY);
 let server: TestServer | undefined;
-afterEach(async () => {
-  await server?.close();
-  server = undefined;
-});
-afterAll(() => probe.assertClean());
 
 describe("deadlines", () => {
   it("a server that never answers fails at the headers deadline plus at most one second", async () => {
-    server = await startServer(() => {}); // accepts, reads the request, never answers
+    server = await start(() => {}); // accepts, reads the request, never answers
     const c = createClient({ baseUrl: server.url, apiKey: KEY, logger: probe.logger, deadlines: { headersMs: 1000 }, retry: { maxAttempts: 1 } });
     const started = performance.now();
     const err = await probe.reject(c.getJson("/v2/members"));
@@ -28,7 +23,7 @@ describe("deadlines", () => {
   });
 
   it("with retries, each attempt gets the same deadline", async () => {
-    server = await startServer(() => {});
+    server = await start(() => {});
     const c = createClient({
       baseUrl: server.url,
       apiKey: KEY,
@@ -46,7 +41,7 @@ describe("deadlines", () => {
   });
 
   it("a body that trickles forever fails at the body deadline plus at most one second", async () => {
-    server = await startServer((_req, res) => {
+    server = await start((_req, res) => {
       res.writeHead(200, { "content-type": "application/json" });
       res.write('{"data":[');
       const t = setInterval(() => res.write(" "), 100);
@@ -61,7 +56,7 @@ describe("deadlines", () => {
   });
 
   it("a body that stalls fails with undici's body timeout", async () => {
-    server = await startServer((_req, res) => {
+    server = await start((_req, res) => {
       res.writeHead(200, { "content-type": "application/json" });
       res.write('{"data":[');
     });
@@ -72,7 +67,7 @@ describe("deadlines", () => {
   });
 
   it("the caller's abort ends a hanging walk at once, with the caller's reason", async () => {
-    server = await startServer(() => {});
+    server = await start(() => {});
     const c = createClient({ baseUrl: server.url, apiKey: KEY, logger: probe.logger });
     const ctl = new AbortController();
     const reason = new Error("stopped by the caller");

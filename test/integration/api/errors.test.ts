@@ -1,4 +1,4 @@
-import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { createClient } from "../../../src/api/client.js";
 import {
   ApiError,
@@ -8,21 +8,16 @@ import {
   ResponseShapeError,
   ServerError,
 } from "../../../src/errors.js";
-import { json, KeyProbe, startServer, type TestServer } from "./harness.js";
+import { json, apiTestFixture, type TestServer } from "./harness.js";
 
 const KEY = "err-key-0b8e44f2c61d";
-const probe = new KeyProbe(KEY);
+const { probe, start } = apiTestFixture(KEY);
 let server: TestServer | undefined;
-afterEach(async () => {
-  await server?.close();
-  server = undefined;
-});
-afterAll(() => probe.assertClean());
 
 const errorBody = (path: string, message: string, extra: object = {}) => ({ timestamp: "2025-05-01T10:00:00Z", path, message, ...extra });
 
 async function failWith(status: number, body: unknown, call: (c: ReturnType<typeof createClient>) => Promise<unknown>) {
-  server = await startServer((_req, res, hit) =>
+  server = await start((_req, res, hit) =>
     typeof body === "string"
       ? (res.writeHead(status, { "content-type": "text/html" }), res.end(body))
       : json(res, status, body ?? errorBody(hit.path, `server says ${status}`)),
@@ -115,7 +110,7 @@ describe("error answers map to typed errors with the server's message", () => {
   });
 
   it("a 200 that is not JSON is a ResponseShapeError", async () => {
-    server = await startServer((_req, res) => {
+    server = await start((_req, res) => {
       res.writeHead(200, { "content-type": "text/html" });
       res.end("<html>maintenance</html>");
     });

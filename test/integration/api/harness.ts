@@ -5,7 +5,7 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { expect } from "vitest";
+import { afterAll, afterEach, expect } from "vitest";
 import type { Logger } from "../../../src/api/logger.js";
 
 export interface Hit {
@@ -112,3 +112,24 @@ export class KeyProbe {
 
 /** An object id that sorts like the service's: zero-padded. */
 export const oid = (n: number) => `id-${String(n).padStart(5, "0")}`;
+
+/**
+ * The set-up every client integration file shares: a key probe checked once the file's tests are
+ * done, and `start()` for servers that are closed after each test.
+ */
+export function apiTestFixture(key: string): { probe: KeyProbe; start: (handler: Handler) => Promise<TestServer> } {
+  const probe = new KeyProbe(key);
+  const open: TestServer[] = [];
+  afterEach(async () => {
+    await Promise.all(open.splice(0).map((s) => s.close()));
+  });
+  afterAll(() => probe.assertClean());
+  return {
+    probe,
+    start: async (handler) => {
+      const server = await startServer(handler);
+      open.push(server);
+      return server;
+    },
+  };
+}

@@ -1,16 +1,11 @@
-import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { createClient } from "../../../src/api/client.js";
 import { PaginationError } from "../../../src/errors.js";
-import { json, KeyProbe, oid, startServer, type TestServer } from "./harness.js";
+import { json, apiTestFixture, oid, type TestServer } from "./harness.js";
 
 const KEY = "pg-key-5d1e0c7b93aa";
-const probe = new KeyProbe(KEY);
+const { probe, start } = apiTestFixture(KEY);
 let server: TestServer | undefined;
-afterEach(async () => {
-  await server?.close();
-  server = undefined;
-});
-afterAll(() => probe.assertClean());
 
 const members = Array.from({ length: 23 }, (_, i) => ({ id: oid(i), firstName: `F${i}` }));
 
@@ -31,7 +26,7 @@ const clientFor = (url: string) => createClient({ baseUrl: url, apiKey: KEY, log
 
 describe("pagination against a real server", () => {
   it("walks several pages and ends on an empty page", async () => {
-    server = await startServer(listHandler([10], "empty"));
+    server = await start(listHandler([10], "empty"));
     const c = clientFor(server.url);
     const ids: string[] = [];
     for await (const m of c.listMembers()) ids.push(m.id);
@@ -41,7 +36,7 @@ describe("pagination against a real server", () => {
   });
 
   it("ends on hasMore: false without asking for one more page", async () => {
-    server = await startServer(listHandler([10], "hasMore"));
+    server = await start(listHandler([10], "hasMore"));
     const c = clientFor(server.url);
     const pages = [];
     for await (const p of c.pages("members")) pages.push(p);
@@ -51,7 +46,7 @@ describe("pagination against a real server", () => {
   });
 
   it("does not stop at a short page", async () => {
-    server = await startServer(listHandler([10, 3, 10], "empty"));
+    server = await start(listHandler([10, 3, 10], "empty"));
     const c = clientFor(server.url);
     const pages = [];
     for await (const p of c.pages("members")) pages.push(p.items.length);
@@ -60,7 +55,7 @@ describe("pagination against a real server", () => {
   });
 
   it("stops a stuck cursor with a clear error, in bounded time", async () => {
-    server = await startServer((_req, res) => json(res, 200, { data: members.slice(0, 5) }));
+    server = await start((_req, res) => json(res, 200, { data: members.slice(0, 5) }));
     const c = clientFor(server.url);
     const started = performance.now();
     const err = await probe.reject(

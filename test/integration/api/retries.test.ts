@@ -1,22 +1,17 @@
 import { createServer } from "node:net";
 import type { AddressInfo } from "node:net";
-import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { createClient, type ClientOptions } from "../../../src/api/client.js";
 import { RateLimitError, ServerError, TransportError } from "../../../src/errors.js";
-import { json, KeyProbe, startServer, type Handler, type TestServer } from "./harness.js";
+import { json, apiTestFixture, type Handler, type TestServer } from "./harness.js";
 
 const KEY = "rt-key-9a7c2e11f04b";
-const probe = new KeyProbe(KEY);
+const { probe, start } = apiTestFixture(KEY);
 let server: TestServer | undefined;
-afterEach(async () => {
-  await server?.close();
-  server = undefined;
-});
-afterAll(() => probe.assertClean());
 
 /** A client whose sleeps are recorded and skipped, unless `realSleep`. */
 async function setup(handler: Handler, opts: Partial<ClientOptions> & { realSleep?: boolean } = {}) {
-  server = await startServer(handler);
+  server = await start(handler);
   const sleeps: number[] = [];
   const { realSleep, ...rest } = opts;
   const client = createClient({

@@ -1,22 +1,17 @@
-import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { createClient } from "../../../src/api/client.js";
 import { TimeoutError } from "../../../src/errors.js";
-import { json, KeyProbe, startServer, type TestServer } from "./harness.js";
+import { json, apiTestFixture, type TestServer } from "./harness.js";
 
 const KEY = "wl-key-61c0de2b8f57";
-const probe = new KeyProbe(KEY);
+const { probe, start } = apiTestFixture(KEY);
 let server: TestServer | undefined;
-afterEach(async () => {
-  await server?.close();
-  server = undefined;
-});
-afterAll(() => probe.assertClean());
 
 describe("enrollment requests", () => {
   it("add-subscriber, then waitForEnrollmentRequest polls until it succeeds", async () => {
     const statuses = ["pending", "processing", "succeeded"];
     let polls = 0;
-    server = await startServer((_req, res, hit) => {
+    server = await start((_req, res, hit) => {
       if (hit.method === "POST") return json(res, 202, { enrollmentRequestId: "er-1" });
       json(res, 200, { id: "er-1", status: statuses[Math.min(polls++, 2)], createdAt: "2025-01-01T00:00:00Z", extra: { kept: true } });
     });
@@ -40,7 +35,7 @@ describe("enrollment requests", () => {
   });
 
   it("a request that never settles ends with a TimeoutError at the deadline plus at most one second", async () => {
-    server = await startServer((_req, res) => json(res, 200, { id: "er-2", status: "pending" }));
+    server = await start((_req, res) => json(res, 200, { id: "er-2", status: "pending" }));
     const c = createClient({ baseUrl: server.url, apiKey: KEY, logger: probe.logger });
     const started = performance.now();
     const err = await probe.reject(c.waitForEnrollmentRequest("er-2", { timeoutMs: 400, intervalMs: 50 }));
@@ -56,7 +51,7 @@ describe("shared limits", () => {
   it("never has more requests in flight than the concurrency limit", async () => {
     let inFlight = 0;
     let peak = 0;
-    server = await startServer((_req, res) => {
+    server = await start((_req, res) => {
       inFlight++;
       peak = Math.max(peak, inFlight);
       setTimeout(() => {
@@ -72,7 +67,7 @@ describe("shared limits", () => {
   });
 
   it("spaces requests by the requests-per-second budget across concurrent calls", async () => {
-    server = await startServer((_req, res) => json(res, 200, { ok: true }));
+    server = await start((_req, res) => json(res, 200, { ok: true }));
     const c = createClient({ baseUrl: server.url, apiKey: KEY, logger: probe.logger, concurrency: 4, requestsPerSecond: 20 });
     await Promise.all(Array.from({ length: 6 }, (_, i) => c.getJson(`/v1/members/m${i}`)));
     const times = server.hits.map((h) => h.at).sort((a, b) => a - b);
