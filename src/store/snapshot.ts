@@ -41,13 +41,6 @@ export interface ScopeState {
   readonly records: number;
 }
 
-export interface PageOutcome {
-  readonly inserted: number;
-  readonly updated: number;
-  readonly unchanged: number;
-  readonly quarantined: number;
-}
-
 interface Stmts {
   current: Statement;
   currentMany: Statement;
@@ -59,8 +52,6 @@ interface Stmts {
   close: Statement;
   childrenOf: Statement;
 }
-
-
 
 /** The run a SnapshotStore is applying pages for. */
 export interface ActiveRun {
@@ -268,9 +259,9 @@ export class SnapshotStore {
   }
 
   /** Prepare and apply a page in one go (pages prepared elsewhere go to {@link applyPrepared}). */
-  applyPage(scope: Scope, items: readonly unknown[], next: string | undefined, end: boolean, raw?: readonly string[]): PageOutcome {
+  applyPage(scope: Scope, items: readonly unknown[], next: string | undefined, end: boolean, raw?: readonly string[]): void {
     const run = this.active();
-    return this.applyPrepared(scope, this.encoder.prepare(scope.resource, items, raw, run.empty.has(scope.resource)), next, end);
+    this.applyPrepared(scope, this.encoder.prepare(scope.resource, items, raw, run.empty.has(scope.resource)), next, end);
   }
 
   /**
@@ -284,9 +275,8 @@ export class SnapshotStore {
    * reorders keys changes the fingerprint, not the record). Current versions, seen ids and
    * children are read with one statement per page rather than one per record.
    */
-  applyPrepared(scope: Scope, page: PreparedPage, next: string | undefined, end: boolean, pageFp?: { startAfter: string | undefined; fp: number }): PageOutcome {
+  applyPrepared(scope: Scope, page: PreparedPage, next: string | undefined, end: boolean, pageFp?: { startAfter: string | undefined; fp: number }): void {
     const run = this.active();
-    const before = snapshotCounts(run.counts);
     this.ensureTx();
     const childSpec = ChildOf[scope.resource];
     const observedAt = this.now();
@@ -327,20 +317,13 @@ export class SnapshotStore {
     }
     this.walkUpsert.run(walkRow(run.runId, scope, next, 1, page.records.length + quarantined, end && scopeQuarantined === 0, quarantined));
     this.pageDone();
-    const after = snapshotCounts(run.counts);
-    return {
-      inserted: after.inserted - before.inserted,
-      updated: after.updated - before.updated,
-      unchanged: after.unchanged - before.unchanged,
-      quarantined,
-    };
   }
 
   /**
    * Apply a page the walk recognised by its text (see {@link knownPages}): its records are the
    * stored ones, unchanged. Only the walk's bookkeeping happens: seen ids, counts, checkpoint.
    */
-  applyKnownPage(scope: Scope, startAfter: string | undefined, fp: number, next: string | undefined, end: boolean): PageOutcome {
+  applyKnownPage(scope: Scope, startAfter: string | undefined, fp: number, next: string | undefined, end: boolean): void {
     const run = this.active();
     this.ensureTx();
     const row = this.pageGet.get(scope.key, startAfter ?? "") as { fp: number; ids: string } | undefined;
@@ -362,7 +345,6 @@ export class SnapshotStore {
     const scopeQuarantined = run.quarantinedByScope.get(scope.key) ?? 0;
     this.walkUpsert.run(walkRow(run.runId, scope, next, 1, ids.length, end && scopeQuarantined === 0, 0));
     this.pageDone();
-    return { inserted: 0, updated: 0, unchanged: ids.length, quarantined: 0 };
   }
 
   /** The first run of the chain of resumed runs that the active run finishes. */
@@ -759,21 +741,6 @@ function seenIdsSql(resource: WalkedResource): string {
   return resource === "members"
     ? "SELECT id FROM _seen WHERE resource = ?"
     : "SELECT j.value FROM _seen_pages p, json_each(p.ids) j WHERE p.resource = ?";
-}
-
-
-
-
-function snapshotCounts(m: Map<StoredResource, ResourceCounts>): { inserted: number; updated: number; unchanged: number } {
-  let inserted = 0;
-  let updated = 0;
-  let unchanged = 0;
-  for (const c of m.values()) {
-    inserted += c.inserted;
-    updated += c.updated;
-    unchanged += c.unchanged;
-  }
-  return { inserted, updated, unchanged };
 }
 
 function countsObject(run: ActiveRun): Record<StoredResource, ResourceCounts> {
