@@ -6,7 +6,24 @@
  */
 import { hash32, type Rng } from "./prng.js";
 
-const hex = (n: number, width: number): string => (n >>> 0).toString(16).padStart(width, "0").slice(-width);
+const NIBBLE = "0123456789abcdef";
+const BYTE = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, "0"));
+
+/** The low `width` (at most 8) hex digits of `n`, zero-padded: ids are built by the million, so no toString/padStart. */
+function hex(n: number, width: number): string {
+  const x = n >>> 0;
+  let w = width;
+  let s = "";
+  if (w & 1) {
+    w--;
+    s = NIBBLE[(x >>> (w * 4)) & 15] as string;
+  }
+  while (w > 0) {
+    w -= 2;
+    s += BYTE[(x >>> (w * 4)) & 255] as string;
+  }
+  return s;
+}
 
 interface Masks {
   hi: number;

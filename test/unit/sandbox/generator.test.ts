@@ -28,6 +28,11 @@ describe("ids", () => {
     expect(decodeId(5, Kind.member, r)).toBeUndefined();
     expect(decodeId(5, Kind.member, "not-an-id")).toBeUndefined();
   });
+  it("are the same from one version to the next (a snapshot made against an older sandbox still matches)", () => {
+    expect(encodeId(42, Kind.member, 12_345)).toBe("7ca87854-056f-4dec-9056-8459949e9d7f");
+    expect(encodeId(42, Kind.coverage, 2 ** 40 + 7)).toBe("17a28134-f2b0-4a00-9f2b-0df9fadd2a48");
+    expect(randomUuid(new Rng(3))).toBe("b860c852-09e5-436b-94c9-02f4132e7b67");
+  });
   it("formats dates and times like Date#toISOString", () => {
     for (const ms of [0, 1_700_000_000_123, 951_782_400_000, -631_152_000_000 + 5]) expect(isoTime(ms)).toBe(new Date(ms).toISOString());
     expect(isoDay(dayNum("2024-02-29"))).toBe("2024-02-29");
