@@ -32,6 +32,28 @@ export function createSandboxServer(api: ApiContext, control: ControlContext, fa
   const timers = new Set<NodeJS.Timeout>();
   const stuckPages = new Map<string, string>();
 
+  const wait = (ms: number) =>
+    new Promise<void>((resolve) => {
+      const t = setTimeout(() => {
+        timers.delete(t);
+        resolve();
+      }, ms);
+      timers.add(t);
+    });
+
+  /** Defer the end of `res` (headers and body go out together) until `at` (performance.now() time). */
+  const holdUntil = (res: ServerResponse, at: number): void => {
+    const end = res.end.bind(res) as (...a: unknown[]) => ServerResponse;
+    res.end = ((...args: unknown[]) => {
+      const ms = at - performance.now();
+      if (ms <= 0) return end(...args);
+      void wait(ms).then(() => {
+        if (!res.destroyed) end(...args);
+      });
+      return res;
+    }) as ServerResponse["end"];
+  };
+
   const respondError = (res: ServerResponse, path: string, e: unknown): void => {
     if (res.headersSent) {
       res.destroy();
@@ -54,18 +76,11 @@ export function createSandboxServer(api: ApiContext, control: ControlContext, fa
       }
       return;
     }
+    const arrived = performance.now();
     stats.requests++;
     res.on("finish", () => count(stats, String(res.statusCode)));
     const d = faults.decide(path);
-    if (d.latencyMs > 0) {
-      await new Promise<void>((resolve) => {
-        const t = setTimeout(() => {
-          timers.delete(t);
-          resolve();
-        }, d.latencyMs);
-        timers.add(t);
-      });
-    }
+    if (d.latencyMs > 0 && d.action !== "none") await wait(d.latencyMs);
     switch (d.action) {
       case "hang":
         count(stats, "hang");
@@ -90,6 +105,9 @@ export function createSandboxServer(api: ApiContext, control: ControlContext, fa
         break;
     }
     const lf: ListFaults | undefined = d.listFaults ? { plan: faults.current, stuckPages } : undefined;
+    // A served answer leaves `latency` after the request arrived: the sandbox's own work is part of
+    // that time, as a real service's is part of its latency, instead of being queued behind it.
+    if (d.latencyMs > 0) holdUntil(res, arrived + d.latencyMs);
     try {
       await handleApi(api, req, res, url, lf);
     } catch (e) {

@@ -83,6 +83,26 @@ describe("faults over HTTP", () => {
     expect(performance.now() - t0).toBeGreaterThanOrEqual(115);
   });
 
+  it("latency is an answer's whole time: the answer is made when the request arrives and leaves that long after", async () => {
+    // A twin with the same seed tells which member the next simulated day will change.
+    const twin = await startSandbox({ seed: 51, members: 800 });
+    const id = (await twin.advance()).changes.members.updated[0]!;
+    await twin.close();
+    expect(id).toBeDefined();
+    const before = (await status(`/v1/members/${id}`)).body;
+    sb.setFaults({ latencyMs: 400 });
+    const t0 = performance.now();
+    const held = status(`/v1/members/${id}`);
+    await new Promise((r) => setTimeout(r, 150));
+    await sb.advance(); // while the answer is held
+    const answer = await held;
+    expect(performance.now() - t0).toBeGreaterThanOrEqual(395);
+    // Made at arrival: the day that passed while it was held is not in it.
+    expect(answer.body).toBe(before);
+    sb.setFaults({});
+    expect((await status(`/v1/members/${id}`)).body).not.toBe(before);
+  });
+
   it("a stuck cursor repeats the same page forever; the client stops with a PaginationError", async () => {
     sb.setFaults({ stuckCursorOn: "members" });
     const first = JSON.parse((await status("/v2/members")).body) as { data: { id: string }[] };
