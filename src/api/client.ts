@@ -23,7 +23,7 @@ import { redactingLogger } from "./logger.js";
 import { paginate, type Page } from "./paginate.js";
 import { rawList, rawListItems, topLevelString } from "./raw-items.js";
 import { parseJson, unwrapList, validate } from "./shape.js";
-import { createTransport, type Query, type TransportStats } from "./transport.js";
+import { createTransport, decodeUtf8, type Query, type TransportStats } from "./transport.js";
 
 export type { ClientOptions } from "./client-options.js";
 
@@ -47,14 +47,20 @@ export interface ListOptions {
   /** Resume after this id. */
   startAfter?: string | undefined;
   signal?: AbortSignal | undefined;
+  /**
+   * Request the next page while the caller works on this one (see `paginate`). On by default for
+   * `pages` and `rawPages`, which the sync drains; off for the typed list functions, whose callers
+   * may stop early.
+   */
+  readAhead?: boolean | undefined;
 }
 
 /**
- * Pages a caller already holds, recognised by a fingerprint of their text: such a page is
- * yielded as `known` (with the cursor after it) instead of being split into items.
+ * Pages a caller already holds, recognised by a fingerprint of the bytes the server sent: such a
+ * page is yielded as `known` (with the cursor after it) without being decoded or split into items.
  */
 export interface KnownPages {
-  fingerprint(text: string): number;
+  fingerprint(bytes: Uint8Array): number;
   lookup(startAfter: string | undefined, fp: number): { next: string | undefined } | undefined;
 }
 
@@ -162,7 +168,7 @@ export function createClient(options: ClientOptions): ServiceClient {
         const raw = rawListItems(text);
         return raw && raw.length === page.items.length ? { ...page, raw } : page;
       },
-      { startAfter: opts.startAfter, idOf },
+      { startAfter: opts.startAfter, idOf, readAhead: opts.readAhead ?? true },
     );
   }
 
@@ -172,17 +178,18 @@ export function createClient(options: ClientOptions): ServiceClient {
     const idField = o.idFields[resource] ?? "id";
     return paginate<string>(
       async (startAfter) => {
-        const { text } = await transport.sendWithText({ method: "GET", path, query: { ...query, startAfter }, signal: opts.signal, noParse: true });
-        const fp = opts.known?.fingerprint(text);
+        const bytes = await transport.sendForBytes({ method: "GET", path, query: { ...query, startAfter }, signal: opts.signal });
+        const fp = opts.known?.fingerprint(bytes);
         const known = fp === undefined ? undefined : opts.known!.lookup(startAfter, fp);
         if (known) return { items: [], known, fp };
+        const text = decodeUtf8(bytes);
         const list = rawList(text);
         if (list) return { ...list, ...(fp !== undefined ? { fp } : {}) };
         // An envelope the scan does not know: parse it, and let unwrapList say what is wrong.
         const page = unwrapList(parseJson(text, `GET ${path}`), `GET ${path}`);
         return { items: page.items.map((item) => JSON.stringify(item)), hasMore: page.hasMore };
       },
-      { startAfter: opts.startAfter, idOf: (text) => (text.charCodeAt(0) === 0x7b ? topLevelString(text, idField) : undefined) || undefined },
+      { startAfter: opts.startAfter, readAhead: opts.readAhead ?? true, idOf: (text) => (text.charCodeAt(0) === 0x7b ? topLevelString(text, idField) : undefined) || undefined },
     );
   }
 
@@ -193,7 +200,7 @@ export function createClient(options: ClientOptions): ServiceClient {
     filters: Record<string, string | undefined> | undefined,
     opts: ListOptions | undefined,
   ): AsyncGenerator<z.infer<S>> {
-    for await (const page of pages(resource, filters, opts)) {
+    for await (const page of pages(resource, filters, { readAhead: false, ...opts })) {
       for (const [i, item] of page.items.entries()) {
         yield validate(schema, item, `GET ${LIST_PATHS[resource]}`, `${what} (page ${page.index}, item ${i})`);
       }

@@ -38,6 +38,12 @@ export interface PaginateOptions<T> {
   startAfter?: string | undefined;
   /** How to read an item's id; default: `item.id` when it is a non-empty string. */
   idOf?: ((item: T) => string | undefined) | undefined;
+  /**
+   * Ask for the next page as soon as its cursor is known, before this page is yielded, so the
+   * caller's work on a page overlaps the round trip of the next one. At most one page is read
+   * ahead; when the caller stops early, that answer is dropped (abort it with the fetch's signal).
+   */
+  readAhead?: boolean | undefined;
 }
 
 /** The default id reader: `item.id` when it is a non-empty string, else undefined. */
@@ -69,14 +75,23 @@ export async function* paginate<T>(
   const idOf = opts.idOf ?? (defaultIdOf as (item: T) => string | undefined);
   const seen = new Set<string>();
   let cursor = opts.startAfter;
+  let ahead: Promise<PageResult<T>> | undefined;
+  const readAhead = (next: string) => {
+    if (!opts.readAhead) return;
+    ahead = fetchPage(next);
+    // Awaited on the next turn; a caller that stops first must not leave it unhandled.
+    ahead.catch(() => undefined);
+  };
   for (let index = 0; ; index++) {
-    const page = await fetchPage(cursor);
+    const page = await (ahead ?? fetchPage(cursor));
+    ahead = undefined;
     if (page.known) {
       // Its ids were checked when it was first walked; only the cursor must still advance.
       const next = page.known.next;
       if (next !== undefined && next === cursor) {
         throw new PaginationError(`page ${index} (startAfter=${cursor}) ends with the cursor it was asked with: the cursor does not advance`);
       }
+      if (next !== undefined) readAhead(next);
       yield { items: [], startAfter: cursor, next, index, known: true, ...(page.fp !== undefined ? { fp: page.fp } : {}) };
       if (next === undefined) return;
       cursor = next;
@@ -108,6 +123,7 @@ export async function* paginate<T>(
     }
 
     const last = page.hasMore === false;
+    if (!last) readAhead(lastId);
     yield {
       items,
       startAfter: cursor,

@@ -59,10 +59,12 @@ export interface Transport {
   send(req: SendRequest): Promise<unknown>;
   /** The same, also giving the body's text (the sync fingerprints list items by their text). */
   sendWithText(req: SendRequest): Promise<{ value: unknown; text: string }>;
+  /** The same, giving a 2xx body's bytes undecoded and unparsed (a known page is never decoded). */
+  sendForBytes(req: SendRequest): Promise<Buffer>;
   readonly stats: TransportStats;
 }
 
-type Outcome = { ok: true; value: unknown; text: string } | { ok: false; error: BenefitsSyncError; status: number; retryAfterMs?: number | undefined };
+type Outcome = { ok: true; bytes: Buffer; status: number } | { ok: false; error: BenefitsSyncError; status: number; retryAfterMs?: number | undefined };
 
 /**
  * The HTTP layer of the client: one `undici.request` per attempt through the given dispatcher, the
@@ -100,7 +102,7 @@ export function createTransport(opts: TransportOptions): Transport {
       bodyTimeout: opts.deadlines.bodyMs,
     });
     // undici keeps the socket busy until the body is consumed: always read it, errors included.
-    const text = await readBody(res.body, opts.deadlines.bodyMs);
+    const bytes = await readBody(res.body, opts.deadlines.bodyMs);
     const status = res.statusCode;
     opts.logger.debug("http", {
       method: req.method,
@@ -109,14 +111,22 @@ export function createTransport(opts: TransportOptions): Transport {
       ms: Math.round(performance.now() - started),
       attempt: attemptNo,
     });
-    if (status >= 200 && status < 300) {
-      return { ok: true, text, value: req.noParse || text.trim() === "" ? undefined : parseJson(text, `${req.method} ${req.path}`, status) };
-    }
+    if (status >= 200 && status < 300) return { ok: true, bytes, status };
     const retryAfterMs = parseRetryAfter(res.headers["retry-after"]);
-    return { ok: false, status, retryAfterMs, error: errorFromResponse({ status, method: req.method, path: pathWithQuery, text, retryAfterMs }) };
+    return { ok: false, status, retryAfterMs, error: errorFromResponse({ status, method: req.method, path: pathWithQuery, text: decodeUtf8(bytes), retryAfterMs }) };
   }
 
   async function sendWithText(req: SendRequest): Promise<{ value: unknown; text: string }> {
+    const { bytes, status } = await sendOk(req);
+    const text = decodeUtf8(bytes);
+    const value = req.noParse || text.trim() === "" ? undefined : parseJson(text, `${req.method} ${req.path}`, status);
+    return { value, text };
+  }
+
+  const sendForBytes = async (req: SendRequest): Promise<Buffer> => (await sendOk(req)).bytes;
+
+  /** One request with retries: the 2xx answer's bytes and status, or the last error thrown. */
+  async function sendOk(req: SendRequest): Promise<{ bytes: Buffer; status: number }> {
     const pathWithQuery = req.path + queryString(req.query);
     const idempotent = req.method === "GET";
     for (let attemptNo = 0; ; attemptNo++) {
@@ -125,7 +135,7 @@ export function createTransport(opts: TransportOptions): Transport {
       let retryAfterMs: number | undefined;
       try {
         const outcome = await limit(() => attempt(req, pathWithQuery, attemptNo));
-        if (outcome.ok) return { value: outcome.value, text: outcome.text };
+        if (outcome.ok) return outcome;
         error = outcome.error;
         retryAfterMs = outcome.retryAfterMs;
         retry = idempotent && RETRY_STATUSES.has(outcome.status);
@@ -155,7 +165,7 @@ export function createTransport(opts: TransportOptions): Transport {
   }
 
   const send = async (req: SendRequest): Promise<unknown> => (await sendWithText(req)).value;
-  return { send, sendWithText, stats };
+  return { send, sendWithText, sendForBytes, stats };
 }
 
 /** Build `?a=1&b=2` from the defined values, or "" when there are none. */
@@ -167,15 +177,21 @@ export function queryString(query: Query | undefined): string {
   return s ? `?${s}` : "";
 }
 
-/** Read a whole body as text, failing with code BODY_DEADLINE if it takes longer than `ms` in total. */
-async function readBody(body: Dispatcher.ResponseData["body"], ms: number): Promise<string> {
+/** A body's text as UTF-8 (a leading byte-order mark dropped, malformed bytes replaced), as `fetch` reads it. */
+export function decodeUtf8(bytes: Buffer): string {
+  const text = bytes.toString("utf8");
+  return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
+}
+
+/** Read a whole body, failing with code BODY_DEADLINE if it takes longer than `ms` in total. */
+async function readBody(body: Dispatcher.ResponseData["body"], ms: number): Promise<Buffer> {
   // undici's bodyTimeout only bounds the pause between chunks; a server trickling one byte a
   // second would never trip it, so the whole read gets a deadline too.
   const timer = setTimeout(() => {
     body.destroy(Object.assign(new Error(`body not complete after ${ms} ms`), { code: "BODY_DEADLINE" }));
   }, ms);
   try {
-    return await body.text();
+    return Buffer.from(await body.arrayBuffer());
   } finally {
     clearTimeout(timer);
   }

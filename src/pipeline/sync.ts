@@ -140,9 +140,10 @@ class Walk {
     }
     const scopes: Scope[] = fanned.flatMap((r) => fanOutScopes(r, groups, this.opts.claimsWindow));
     const limit = pLimit(Math.max(1, this.opts.groupConcurrency ?? 4));
-    // Register every scope first: deletes are proven against the whole plan, walked or not.
-    const states = new Map<string, ScopeState>();
-    for (const s of scopes) states.set(s.key, await port.beginScope(s));
+    // Register every scope first: deletes are proven against the whole plan, walked or not. The
+    // calls are applied in order, so they go out together instead of one round trip each.
+    const begun = await Promise.all(scopes.map((s) => port.beginScope(s)));
+    const states = new Map<string, ScopeState>(scopes.map((s, i) => [s.key, begun[i]!]));
     const results = await Promise.allSettled(
       scopes.map((s) =>
         limit(async () => {
@@ -169,7 +170,7 @@ class Walk {
         ...(fingerprints && scope.resource !== "groups"
           ? {
               known: {
-                fingerprint: (text: string) => fingerprints.fingerprint(text),
+                fingerprint: (bytes: Uint8Array) => fingerprints.pageFingerprint(bytes),
                 lookup: (after: string | undefined, fp: number) => {
                   const k = known.get(`${scope.key}|${after ?? ""}`);
                   return k && k.fp === fp ? { next: k.next } : undefined;

@@ -1,4 +1,4 @@
-import { hash } from "node:crypto";
+import { createHash, hash } from "node:crypto";
 import { canonicalJson, type SsnMasker } from "./canonical.js";
 import { maskPii, ssnMasker, type PiiMode } from "./pii.js";
 import { ChildOf, type WalkedResource } from "./resources.js";
@@ -56,15 +56,25 @@ export interface PreparedPage {
 export class Encoder {
   readonly masker: SsnMasker | undefined;
   private readonly fpSecret: string;
+  private readonly pageSecret: Buffer;
 
   constructor(readonly options: EncodingOptions) {
     const mode = options.piiMode ?? "token";
     this.masker = mode === "keep" ? undefined : ssnMasker(options.piiKey);
     this.fpSecret = `${options.piiKey.toString("hex")}:${mode}:`;
+    this.pageSecret = Buffer.from(`${this.fpSecret}page:`);
   }
 
   idField(resource: WalkedResource): string {
     return this.options.idFields?.[resource] ?? "id";
+  }
+
+  /**
+   * A keyed hash of a whole page as the server sent it, over its bytes: a page the snapshot already
+   * holds is recognised without being decoded. 48 bits.
+   */
+  pageFingerprint(bytes: Uint8Array): number {
+    return createHash("sha256").update(this.pageSecret).update(bytes).digest().readUIntBE(0, 6);
   }
 
   /** A keyed hash of a record's text: the PII key makes it useless for guessing an SSN. 48 bits. */

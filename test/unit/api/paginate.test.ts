@@ -125,16 +125,99 @@ describe("paginate", () => {
     expect(calls).toEqual([undefined, "p"]);
   });
 
-  it("property: any split into pages yields every item exactly once, in order", async () => {
+  describe("read ahead", () => {
+    it("asks for the next page before the caller is done with this one, and only with readAhead", async () => {
+      for (const readAhead of [true, false]) {
+        const { fetchPage, calls } = listServer(ids(7), [3], { hasMoreOnLast: true });
+        const askedWhileHolding: number[] = [];
+        for await (const page of paginate(fetchPage, { readAhead })) {
+          // The caller works on the page: let every pending promise settle meanwhile.
+          await new Promise((r) => setTimeout(r, 5));
+          askedWhileHolding.push(calls.length - (page.index + 1));
+        }
+        // With read ahead, the next page (when there is one) was asked for while the caller held this one.
+        expect(askedWhileHolding).toEqual(readAhead ? [1, 1, 0] : [0, 0, 0]);
+        // Never a request past the end: the last page said hasMore: false.
+        expect(calls).toEqual([undefined, "m0002", "m0005"]);
+      }
+    });
+
+    it("reads ahead after a known page too, with the cursor the caller gave for it", async () => {
+      const calls: (string | undefined)[] = [];
+      const answers: PageResult<Item>[] = [{ items: [], known: { next: "k1" } }, { items: [{ id: "x" }], hasMore: false }];
+      const pages: Page<Item>[] = [];
+      for await (const page of paginate(
+        async (after) => {
+          calls.push(after);
+          return answers[calls.length - 1]!;
+        },
+        { readAhead: true },
+      )) {
+        expect(calls.length).toBe(page.index + (page.next === undefined ? 1 : 2));
+        pages.push(page);
+      }
+      expect(calls).toEqual([undefined, "k1"]);
+      expect(pages.map((p) => [p.known ?? false, p.next])).toEqual([
+        [true, "k1"],
+        [false, undefined],
+      ]);
+    });
+
+    it("gives a failure of the page read ahead to the caller at that page, after the pages before it", async () => {
+      let n = 0;
+      const gen = paginate<Item>(
+        async () => {
+          n++;
+          if (n === 2) throw new Error("page 2 failed");
+          return { items: [{ id: `i${n}` }] };
+        },
+        { readAhead: true },
+      );
+      const first = await gen.next();
+      expect(first.value).toMatchObject({ index: 0, items: [{ id: "i1" }] });
+      await expect(gen.next()).rejects.toThrow("page 2 failed");
+    });
+
+    it("leaves no unhandled rejection when the caller stops before the page read ahead fails", async () => {
+      const unhandled: unknown[] = [];
+      const onUnhandled = (e: unknown) => unhandled.push(e);
+      process.on("unhandledRejection", onUnhandled);
+      try {
+        let n = 0;
+        for await (const page of paginate<Item>(
+          async () => {
+            n++;
+            if (n === 2) {
+              await new Promise((r) => setTimeout(r, 5));
+              throw new Error("never awaited");
+            }
+            return { items: [{ id: `i${n}` }] };
+          },
+          { readAhead: true },
+        )) {
+          expect(page.index).toBe(0);
+          break;
+        }
+        await new Promise((r) => setTimeout(r, 30));
+        expect(n).toBe(2);
+        expect(unhandled).toEqual([]);
+      } finally {
+        process.off("unhandledRejection", onUnhandled);
+      }
+    });
+  });
+
+  it("property: any split into pages yields every item exactly once, in order, with or without read ahead", async () => {
     await fc.assert(
       fc.asyncProperty(
         fc.integer({ min: 0, max: 60 }),
         fc.array(fc.integer({ min: 1, max: 9 }), { minLength: 1, maxLength: 8 }),
         fc.boolean(),
-        async (n, sizes, hasMoreOnLast) => {
+        fc.boolean(),
+        async (n, sizes, hasMoreOnLast, readAhead) => {
           const items = ids(n);
           const { fetchPage } = listServer(items, sizes, { hasMoreOnLast });
-          const pages = await collect(paginate(fetchPage));
+          const pages = await collect(paginate(fetchPage, { readAhead }));
           expect(pages.flatMap((p) => p.items)).toEqual(items);
           expect(pages.every((p) => p.items.length > 0)).toBe(true);
           if (pages.length) expect(pages.at(-1)?.next === undefined).toBe(hasMoreOnLast);

@@ -2,6 +2,17 @@ import { describe, expect, it } from "vitest";
 import { Member } from "../../../schemas/member.js";
 import { describeShape, parseJson, unwrapList, validate } from "../../../src/api/shape.js";
 import { ResponseShapeError } from "../../../src/errors.js";
+import { decodeUtf8 } from "../../../src/api/transport.js";
+
+describe("decodeUtf8", () => {
+  it("reads a body as fetch would: UTF-8, a leading byte-order mark dropped, malformed bytes replaced", () => {
+    expect(decodeUtf8(Buffer.from('{"name":"Zoë 李"}'))).toBe('{"name":"Zoë 李"}');
+    expect(decodeUtf8(Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from("[1]")]))).toBe("[1]");
+    expect(decodeUtf8(Buffer.from([0x22, 0xff, 0x22]))).toBe('"\ufffd"');
+    // Only a leading mark is dropped.
+    expect(decodeUtf8(Buffer.from("a\ufeff"))).toBe("a\ufeff");
+  });
+});
 
 describe("unwrapList", () => {
   it("accepts {data}, a bare array, {items} and {results}, and reads a boolean hasMore", () => {
