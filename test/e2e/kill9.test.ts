@@ -1,5 +1,6 @@
+import BetterSqlite3 from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createClient } from "../../src/api/client.js";
@@ -41,16 +42,62 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-async function killedRun(): Promise<string> {
+/** The newest run in the file, or 0 (the file may not exist yet, or be mid-migration). */
+function lastRunId(): number {
+  if (!existsSync(dbPath)) return 0;
+  try {
+    const db = new BetterSqlite3(dbPath, { readonly: true, fileMustExist: true });
+    try {
+      return (db.prepare("SELECT COALESCE(MAX(run_id), 0) FROM _runs").pluck().get() as number) ?? 0;
+    } finally {
+      db.close();
+    }
+  } catch {
+    return 0;
+  }
+}
+
+/** Whether run `runId` has committed a group of pages (its counts are written with each commit). */
+function hasCommitted(runId: number): boolean {
+  try {
+    const db = new BetterSqlite3(dbPath, { readonly: true, fileMustExist: true });
+    try {
+      return (db.prepare("SELECT COUNT(*) FROM _run_counts WHERE run_id = ?").pluck().get(runId) as number) > 0;
+    } finally {
+      db.close();
+    }
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * One run killed with SIGKILL. Even rounds die at a random moment after the start (sometimes
+ * before any page is stored); odd rounds at a random moment after the run committed its first
+ * pages, so that some kills certainly land mid-walk with work stored, however loaded the machine.
+ */
+async function killedRun(round: number): Promise<string> {
+  const before = lastRunId();
   const run = startCli(["sync", "--claims-since", ALL_CLAIMS.from, "--claims-until", ALL_CLAIMS.to, "--json", "--quiet"], {
     BENEFITS_BASE_URL: sb.baseUrl,
     BENEFITS_API_KEY: sb.keys.full,
     BENEFITS_DB: dbPath,
     BENEFITS_PII_KEY: TEST_PII_KEY.toString("utf8"),
   });
-  const delay = 300 + Math.floor(seeded() * 1200);
+  let exited = false;
+  const res0 = run.done.then((r) => ((exited = true), r));
+  let delay: number;
+  let when: string;
+  if (round % 2 === 0) {
+    delay = 300 + Math.floor(seeded() * 1200);
+    when = `${delay} ms after the start`;
+  } else {
+    while (!exited && !hasCommitted(before + 1)) await new Promise((r) => setTimeout(r, 20));
+    delay = Math.floor(seeded() * 400);
+    when = `${delay} ms after its first commit`;
+  }
   const timer = setTimeout(() => run.child.kill("SIGKILL"), delay);
-  const res = await run.done;
+  const res = await res0;
   clearTimeout(timer);
   const db = openDatabase(dbPath);
   try {
@@ -58,7 +105,7 @@ async function killedRun(): Promise<string> {
   } finally {
     db.close();
   }
-  return res.signal === "SIGKILL" ? `killed after ${delay} ms` : `finished (${res.code})`;
+  return res.signal === "SIGKILL" ? `killed ${when}` : `finished (${res.code})`;
 }
 
 async function finalRun() {
@@ -93,7 +140,7 @@ describe(`kill -9 at random moments (${ROUNDS} rounds)`, () => {
   it("leaves a consistent file, and the next run converges with no change recorded twice or lost", async () => {
     const outcomes: string[] = [];
     // Phase A: kills during the very first walk; in the end every record is inserted exactly once.
-    for (let i = 0; i < PHASE_A; i++) outcomes.push(await killedRun());
+    for (let i = 0; i < PHASE_A; i++) outcomes.push(await killedRun(i));
     const runA = await finalRun();
     const inserts = changesBetween(0, runA);
     const truth = expectedState(sandboxData(sb), TEST_PII_KEY);
@@ -103,7 +150,7 @@ describe(`kill -9 at random moments (${ROUNDS} rounds)`, () => {
     // Phase B: a simulated day, then kills during the walk that records it.
     const cs = await sb.advance();
     sb.setFaults(SLOW);
-    for (let i = PHASE_A; i < ROUNDS; i++) outcomes.push(await killedRun());
+    for (let i = PHASE_A; i < ROUNDS; i++) outcomes.push(await killedRun(i));
     const runB = await finalRun();
     expect(changesBetween(runA, runB)).toEqual(changeSetLines(cs));
     // Most rounds must really have been killed mid-way, or the test proves little.

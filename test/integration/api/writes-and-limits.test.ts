@@ -74,9 +74,10 @@ describe("shared limits", () => {
     const gaps = times.slice(1).map((t, i) => t - times[i]!);
     expect(gaps).toHaveLength(5);
     // 20 per second is one every 50 ms. The limiter spaces departures; arrivals at the server
-    // jitter on a loaded machine (one late request shortens the next gap), so the whole span is
-    // held to the budget and each gap only to most of it. Without a limiter every gap is ~0.
-    expect(times[times.length - 1]! - times[0]!).toBeGreaterThanOrEqual(5 * 50 - 5);
+    // jitter on a loaded machine (one late request shortens the next gap, and the first ones
+    // also open their connections), so the whole span is held to most of the budget and each gap
+    // to half of it. Without a limiter every gap is ~0 and the span a few ms.
+    expect(times[times.length - 1]! - times[0]!).toBeGreaterThanOrEqual(5 * 50 - 25);
     for (const g of gaps) expect(g).toBeGreaterThanOrEqual(25);
     await c.close();
   });
