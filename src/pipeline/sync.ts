@@ -144,15 +144,19 @@ class Walk {
     // calls are applied in order, so they go out together instead of one round trip each.
     const begun = await Promise.all(scopes.map((s) => port.beginScope(s)));
     const states = new Map<string, ScopeState>(scopes.map((s, i) => [s.key, begun[i]!]));
+    // A scope gives its slot back once its last page is fetched; the store finishes its pages
+    // meanwhile (in order, before anything that follows), so the next walk is not held up by it.
+    const stored: Promise<void>[] = [];
     const results = await Promise.allSettled(
       scopes.map((s) =>
         limit(async () => {
           if (this.signal.aborted) throw this.signal.reason;
-          await this.scope(s, states.get(s.key));
+          stored.push((await this.walkScope(s, states.get(s.key))).stored);
         }),
       ),
     );
-    const failed = results.find((r): r is PromiseRejectedResult => r.status === "rejected");
+    const storing = await Promise.allSettled(stored);
+    const failed = [...results, ...storing].find((r): r is PromiseRejectedResult => r.status === "rejected");
     if (failed) throw failed.reason;
   }
 
@@ -197,19 +201,36 @@ class Walk {
     })();
   }
 
-  /** Walk one scope from its checkpoint; returns whether it started from the beginning. */
+  /** Walk one scope from its checkpoint and wait until the store has every page; returns whether it started from the beginning. */
   private async scope(scope: Scope, known?: ScopeState, onItems?: (items: readonly unknown[]) => void): Promise<boolean> {
+    const walked = await this.walkScope(scope, known, onItems);
+    await walked.stored;
+    return walked.fresh;
+  }
+
+  /**
+   * Fetch one scope's pages from its checkpoint, handing each to the store. Resolves when the last
+   * page is fetched: `stored` settles when the store has applied them all (or one failed). A fetch
+   * failure is thrown once the pages before it are applied.
+   */
+  private async walkScope(scope: Scope, known?: ScopeState, onItems?: (items: readonly unknown[]) => void): Promise<{ fresh: boolean; stored: Promise<void> }> {
     const { port, opts } = this;
     const state = known ?? (await port.beginScope(scope));
     const fresh = !state.complete && state.cursor === undefined;
     if (state.complete) {
       opts.onProgress?.({ resource: scope.resource, scope: scope.key, pages: state.pages, records: state.records, done: true });
-      return fresh;
+      return { fresh, stored: Promise.resolve() };
     }
     let pages = state.pages;
     let records = state.records;
     let ended = false;
     const applied: Promise<void>[] = [];
+    // Every page handed to the store is applied (or failed) before the scope counts as walked.
+    const settle = async () => {
+      const results = await Promise.allSettled(applied);
+      const failed = results.find((r): r is PromiseRejectedResult => r.status === "rejected");
+      if (failed) throw failed.reason;
+    };
     try {
       for await (const page of this.pagesOf(scope, state.cursor)) {
         if (this.signal.aborted) throw this.signal.reason;
@@ -225,13 +246,14 @@ class Walk {
         applied.push(this.apply(scope, { items: [], next: undefined, end: true }));
         opts.onProgress?.({ resource: scope.resource, scope: scope.key, pages, records, done: true });
       }
-    } finally {
-      // Every page handed to the store is applied (or failed) before the scope counts as walked.
-      const results = await Promise.allSettled(applied);
-      const failed = results.find((r): r is PromiseRejectedResult => r.status === "rejected");
-      if (failed) throw failed.reason;
+    } catch (e) {
+      await settle(); // a store failure, if any, is the cause to report
+      throw e;
     }
-    return fresh;
+    const stored = settle();
+    // Awaited by the caller after the other walks; until then a failure must not count as unhandled.
+    stored.catch(() => undefined);
+    return { fresh, stored };
   }
 
   /**

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { sync } from "../../../src/pipeline/sync.js";
+import { inProcessPort, type SnapshotPort } from "../../../src/store/snapshot-port.js";
 import { diffStates, expectedState, recordedChanges, snapshotState, stateToObject } from "../../helpers/expected.js";
 import { memorySource, type MemoryData } from "../../helpers/memory-source.js";
 import { TEST_PII_KEY, tempStore } from "../../helpers/temp-store.js";
@@ -135,6 +136,64 @@ describe("sync engine against an in-memory source", () => {
     expect(stateToObject(snapshotState(t.db))).toEqual(stateToObject(expectedState(inWindow(data), TEST_PII_KEY)));
     const all = recordedChanges(t.db, [failing.runId, next.runId]);
     expect(new Set(all).size).toBe(all.length);
+  });
+
+  it("a page the store cannot apply fails the run, after the walks still going are done, and deletes nothing", async () => {
+    const t = setup();
+    let data = baseData();
+    await sync({ source: memorySource(() => data), store: t.store, claimsWindow: window });
+    data = baseData();
+    data.members = data.members.slice(1); // m1 is gone: a delete, if the run could finish
+    const inner = inProcessPort(t.store);
+    const applied: string[] = [];
+    const port: SnapshotPort = {
+      ...inner,
+      applyPage: async (scope, page) => {
+        // The store answers late, after the scope's walk has given its slot back.
+        await new Promise((r) => setTimeout(r, 20));
+        if (scope.key === "members?groupId=G1") throw new Error("disk I/O error (simulated)");
+        await inner.applyPage(scope, page);
+        applied.push(scope.key);
+      },
+    };
+    const failed = await sync({ source: memorySource(() => data, { pageSize: 1 }), store: port, claimsWindow: window, groupConcurrency: 1 });
+    expect(failed.status).toBe("failed");
+    expect(failed.error?.message).toContain("disk I/O error (simulated)");
+    // The walks after the failing one were still fetched and stored: every other scope's pages arrived.
+    expect(new Set(applied)).toEqual(new Set(["designs", "groups", "members?groupId=G2", "claims?from=2026-01-01&groupId=G1&to=2026-03-31", "claims?from=2026-01-01&groupId=G2&to=2026-03-31"]));
+    expect(t.db.prepare("SELECT status FROM runs WHERE run_id = ?").pluck().get(failed.runId)).toBe("failed");
+    expect(t.db.prepare("SELECT COUNT(*) FROM changes WHERE op = 'delete'").pluck().get()).toBe(0);
+    const next = await sync({ source: memorySource(() => data), store: t.store, claimsWindow: window });
+    expect(next.status).toBe("succeeded");
+    expect(stateToObject(snapshotState(t.db))).toEqual(stateToObject(expectedState(inWindow(data), TEST_PII_KEY)));
+  });
+
+  it("a walk gives its concurrency slot back when its pages are fetched, not when the store has applied them", async () => {
+    const t = setup();
+    const data = baseData();
+    const inner = inProcessPort(t.store);
+    const events: string[] = [];
+    const port: SnapshotPort = {
+      ...inner,
+      applyPage: async (scope, page) => {
+        // A slow store: each page of the first group's members takes 50 ms to apply.
+        if (scope.key === "members?groupId=G1") await new Promise((r) => setTimeout(r, 50));
+        await inner.applyPage(scope, page);
+        if (page.end) events.push(`stored ${scope.key}`);
+      },
+    };
+    const mem = memorySource(() => data);
+    const source = {
+      pages: (resource: Parameters<typeof mem.pages>[0], filters: Parameters<typeof mem.pages>[1], o: Parameters<typeof mem.pages>[2]) => {
+        if (!o?.startAfter) events.push(`walk ${resource}?groupId=${filters?.groupId}`);
+        return mem.pages(resource, filters, o);
+      },
+    };
+    const report = await sync({ source, store: port, claimsWindow: window, resources: ["members"], groupConcurrency: 1 });
+    expect(report.status).toBe("succeeded");
+    // With one slot, the second group's walk began while the first group's pages were still being stored.
+    expect(events.indexOf("walk members?groupId=G2")).toBeLessThan(events.indexOf("stored members?groupId=G1"));
+    expect(stateToObject(snapshotState(t.db)).members).toEqual(stateToObject(expectedState(data, TEST_PII_KEY)).members);
   });
 
   it("the delete guard fails the run before anything is applied, and --allow-deletes lets it through", async () => {
