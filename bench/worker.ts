@@ -1,7 +1,7 @@
 /**
  * One measurement, in its own process so that its time and peak memory are its own:
  *   node dist/bench/worker.js fetch  BASE KEY FROM TO [resources]
- *   node dist/bench/worker.js dump   BASE KEY FROM TO FILE
+ *   node dist/bench/worker.js dump   BASE KEY FROM TO FILE [resources]
  *   node dist/bench/worker.js insert FILE DB
  *   node dist/bench/worker.js sync   BASE KEY FROM TO DB [resources]
  * Prints one JSON line: {ms, maxRssMb, ...}.
@@ -85,10 +85,10 @@ async function main(): Promise<void> {
     out({ ms, records, requests: c.stats.requests, memberRequests: chains.reduce((x, y) => x + y, 0), longestMemberChain: Math.max(0, ...chains), groupsRequests: counted.perScope.get("groups") ?? 0 });
     await c.close();
   } else if (mode === "dump") {
-    const [base, key, from, to, file] = a as [string, string, string, string, string];
+    const [base, key, from, to, file, res] = a as [string, string, string, string, string, string?];
     const c = client(base, key);
     const w = createWriteStream(file);
-    await walkOnly(c, WalkedResources, { from, to }, (r, items) => w.write(`${JSON.stringify({ r, items })}\n`));
+    await walkOnly(c, resourcesArg(res), { from, to }, (r, items) => w.write(`${JSON.stringify({ r, items })}\n`));
     await new Promise((res) => w.end(res));
     await c.close();
     out({ ms: 0 });
