@@ -45,8 +45,8 @@ export interface RunReport {
   readonly durationMs: number;
 }
 
-/** Pages walked but not yet applied, across all walks: bounds memory when the store lags. */
-const MAX_PAGES_IN_FLIGHT = 16;
+/** Pages walked but not yet applied, across all walks: bounds memory when the store lags (a page of 100 members is about 200 KB once prepared). */
+const MAX_PAGES_IN_FLIGHT = 48;
 
 /**
  * One run: walk the resources, apply every page to the snapshot with its checkpoint, prove
@@ -234,7 +234,7 @@ class Walk {
     try {
       for await (const page of this.pagesOf(scope, state.cursor)) {
         if (this.signal.aborted) throw this.signal.reason;
-        applied.push(this.apply(scope, page));
+        applied.push((await this.apply(scope, page)).applied);
         onItems?.(itemsOf(page));
         pages++;
         records += (page.raw ?? page.items ?? []).length;
@@ -243,7 +243,7 @@ class Walk {
       }
       if (!ended) {
         // An empty list (or a resumed walk whose last page was the end) closes with an empty page.
-        applied.push(this.apply(scope, { items: [], next: undefined, end: true }));
+        applied.push((await this.apply(scope, { items: [], next: undefined, end: true })).applied);
         opts.onProgress?.({ resource: scope.resource, scope: scope.key, pages, records, done: true });
       }
     } catch (e) {
@@ -283,18 +283,27 @@ class Walk {
     return { lazy: { ids, raw, problems }, ...meta };
   }
 
-  /** Hand a page to the store, waiting while too many pages are in flight. */
-  private async apply(scope: Scope, page: PageInput): Promise<void> {
+  /**
+   * Hand a page to the store once there is room among the pages in flight (across all walks): the
+   * walk waits here, so a store that lags holds the fetching back instead of letting pages pile up
+   * in memory. `applied` settles when the store has applied the page.
+   */
+  private async apply(scope: Scope, page: PageInput): Promise<{ applied: Promise<void> }> {
     while (this.inFlight >= MAX_PAGES_IN_FLIGHT) await new Promise<void>((r) => this.waiters.push(r));
     this.inFlight++;
-    const input = this.encoder ? this.prepare(this.encoder, scope, page) : page;
-    const done = this.port.applyPage(scope, input).finally(() => {
+    let sent: Promise<void>;
+    try {
+      sent = this.port.applyPage(scope, this.encoder ? this.prepare(this.encoder, scope, page) : page);
+    } catch (e) {
+      sent = Promise.reject(e instanceof Error ? e : new Error(String(e)));
+    }
+    const applied = sent.finally(() => {
       this.inFlight--;
       this.waiters.shift()?.();
     });
     // The caller awaits it with the scope; until then a failure must not count as unhandled.
-    done.catch(() => undefined);
-    return done;
+    applied.catch(() => undefined);
+    return { applied };
   }
 }
 

@@ -196,6 +196,40 @@ describe("sync engine against an in-memory source", () => {
     expect(stateToObject(snapshotState(t.db)).members).toEqual(stateToObject(expectedState(data, TEST_PII_KEY)).members);
   });
 
+  it("a store that lags holds the fetching back: pages fetched but not yet applied stay bounded", async () => {
+    const t = setup();
+    const data = baseData();
+    data.members = Array.from({ length: 240 }, (_, i) => member(`m${String(i).padStart(3, "0")}`, "Ana", i % 2 ? "G1" : "G2", `c${i}`));
+    const inner = inProcessPort(t.store);
+    let fetched = 0;
+    let applied = 0;
+    let most = 0;
+    const port: SnapshotPort = {
+      ...inner,
+      applyPage: async (scope, page) => {
+        await new Promise((r) => setTimeout(r, 2));
+        await inner.applyPage(scope, page);
+        applied++;
+      },
+    };
+    const mem = memorySource(() => data, { pageSize: 1 });
+    const source = {
+      async *pages(...a: Parameters<typeof mem.pages>) {
+        for await (const p of mem.pages(...a)) {
+          fetched++;
+          most = Math.max(most, fetched - applied);
+          yield p;
+        }
+      },
+    };
+    const report = await sync({ source, store: port, claimsWindow: window, resources: ["members"], groupConcurrency: 4 });
+    expect(report.status).toBe("succeeded");
+    expect(fetched).toBeGreaterThan(240);
+    // 48 pages in flight to the store, plus the page each walk holds while it waits for room.
+    expect(most).toBeLessThanOrEqual(48 + 4);
+    expect(most).toBeGreaterThan(4);
+  });
+
   it("the delete guard fails the run before anything is applied, and --allow-deletes lets it through", async () => {
     const t = setup();
     let data = baseData();
