@@ -75,7 +75,7 @@ export const COMMANDS: readonly CommandSpec[] = [
       { flags: "--members <n>", description: "members to generate", parse: "positiveInt" },
       { flags: "--groups <n>", description: "groups (policies) to generate", parse: "positiveInt" },
       { flags: "--claims-per-member <n>", description: "average claims per member", parse: "nonNegativeInt" },
-      { flags: "--latency-ms <n>", description: "added latency per request", parse: "nonNegativeInt" },
+      { flags: "--latency-ms <n>", description: "latency per request: each answer leaves n ms after its request arrived", parse: "nonNegativeInt" },
     ],
     load: () => import("./commands/sandbox.js"),
   },

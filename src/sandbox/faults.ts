@@ -18,7 +18,11 @@ export interface FaultPlan {
   pathPrefix?: string;
   /** Faults start after this many matching requests have been served normally. */
   afterRequests?: number;
-  /** Added latency per request: fixed, or uniform in [min, max]. */
+  /**
+   * Latency per request, fixed or uniform in [min, max]: a served answer leaves this long after its
+   * request arrived, the sandbox's own work inside that time (as a real service's is inside its
+   * latency); an injected fault (429, 500, reset...) is answered after it.
+   */
   latencyMs?: number | { min: number; max: number };
   http429?: FaultRate;
   /** Retry-After seconds sent with a 429 (default 1); null sends none. */
