@@ -8,7 +8,8 @@ import { changedFields } from "./field-diff.js";
 import type { PiiMode } from "./pii.js";
 import { ChildOf, StoredResources, type StoredResource, type WalkedResource } from "./resources.js";
 import { liveRun, markDeadRuns, type RunRow } from "./run-log.js";
-import { provenAbsent, type Candidate, type Scope } from "./scopes.js";
+import { planDeletes, seenIdsSql } from "./delete-plan.js";
+import type { Scope } from "./scopes.js";
 
 export interface SnapshotOptions {
   readonly piiKey: Buffer;
@@ -546,7 +547,7 @@ export class SnapshotStore {
     try {
       this.beginFinal(run);
       if (failure) return this.endFailed(run, { code: failure.code ?? "ERROR", message: failure.message }, false);
-      const plan = this.planDeletes(run, policy);
+      const plan = planDeletes(this.db, run, policy);
       const blocked = plan.filter((p) => p.blocked);
       if (blocked.length > 0 && !policy.allowDeletes) {
         const detail = blocked
@@ -626,59 +627,6 @@ export class SnapshotStore {
     return { runId: run.runId, status: "failed", counts: countsObject(run), resumedFrom: run.resumedFrom, failure };
   }
 
-  private planDeletes(run: ActiveRun, policy: DeletePolicy): DeletePlan[] {
-    const plans: DeletePlan[] = [];
-    const byResource = new Map<WalkedResource, Scope[]>();
-    for (const s of run.scopes.values()) byResource.set(s.resource, [...(byResource.get(s.resource) ?? []), s]);
-    const completeKeys = new Set(
-      (this.db.prepare("SELECT scope FROM _walk WHERE run_id = ? AND complete = 1").pluck().all(run.runId) as string[]),
-    );
-    for (const [resource, scopes] of byResource) {
-      const complete = scopes.filter((s) => completeKeys.has(s.key));
-      // Nothing to prove gone where nothing was stored before the walk began.
-      if (complete.length === 0 || run.fresh.has(resource)) continue;
-      const seenCount = this.db
-        .prepare(resource === "members" ? "SELECT COUNT(*) FROM _seen WHERE resource = ?" : "SELECT COALESCE(SUM(json_array_length(ids)), 0) FROM _seen_pages WHERE resource = ?")
-        .pluck()
-        .get(resource) as number;
-      // Without quarantine, every id seen is current: when as many were seen as are current, none
-      // is missing, and the scan for the missing ones (a join over every current id) is not needed.
-      const currentCount = this.db.prepare(`SELECT COUNT(*) FROM _${resource}_v WHERE valid_to_run IS NULL`).pluck().get() as number;
-      const quarantinedHere = scopes.some((sc) => (run.quarantinedByScope.get(sc.key) ?? 0) > 0);
-      const allSeen = !quarantinedHere && seenCount >= currentCount;
-      const candidates = allSeen ? [] : this.candidates(resource);
-      const proven = candidates.filter((c) => provenAbsent(c, complete, scopes));
-      const ids: string[] = [];
-      const bump = this.db.prepare(
-        "INSERT INTO _absence (resource, id, count) VALUES (?, ?, 1) ON CONFLICT (resource, id) DO UPDATE SET count = count + 1 RETURNING count",
-      );
-      for (const c of proven) {
-        const n = policy.absenceRuns <= 1 ? 1 : ((bump.get(resource, c.id) as { count: number }).count);
-        if (n >= policy.absenceRuns) ids.push(c.id);
-      }
-      const scopeSize = seenCount + proven.length;
-      const blocked = ids.length > policy.maxDeleteCount && ids.length > policy.maxDeleteShare * scopeSize;
-      plans.push({ resource, ids, scopeSize, blocked });
-    }
-    return plans;
-  }
-
-  /** Current records of a resource that this run's walk did not see. */
-  private candidates(resource: WalkedResource): Candidate[] {
-    const extra = resource === "claims" ? ", json_extract(v.data, '$.serviceDateFrom') AS serviceDate" : "";
-    const rows = this.db
-      .prepare(
-        `SELECT v.id, v.part${extra} FROM _${resource}_v v
-         WHERE v.valid_to_run IS NULL AND v.id NOT IN (${seenIdsSql(resource)})`,
-      )
-      .all(resource) as { id: string; part: string | null; serviceDate?: string | null }[];
-    if (resource !== "members") return rows;
-    const groupsOf = this.db.prepare(
-      "SELECT DISTINCT json_extract(data, '$.groupId') FROM _coverages_v WHERE part = ? AND valid_to_run IS NULL",
-    ).pluck();
-    return rows.map((r) => ({ ...r, groups: (groupsOf.all(r.id) as (string | null)[]).filter((g): g is string => g !== null) }));
-  }
-
   private applyDeletes(run: ActiveRun, resource: WalkedResource, ids: readonly string[]): void {
     const s = this.stmt(resource);
     const child = ChildOf[resource];
@@ -715,13 +663,6 @@ export interface RunOutcome {
   readonly dryRun?: boolean;
 }
 
-interface DeletePlan {
-  resource: WalkedResource;
-  ids: string[];
-  scopeSize: number;
-  blocked: boolean;
-}
-
 function walkRow(runId: number, scope: Scope, cursor: string | undefined, pages: number, records: number, complete: boolean, quarantined: number) {
   return {
     run_id: runId,
@@ -734,13 +675,6 @@ function walkRow(runId: number, scope: Scope, cursor: string | undefined, pages:
     complete: complete ? 1 : 0,
     quarantined,
   };
-}
-
-/** SQL for the ids a run has seen of a resource (one `?` parameter: the resource). */
-function seenIdsSql(resource: WalkedResource): string {
-  return resource === "members"
-    ? "SELECT id FROM _seen WHERE resource = ?"
-    : "SELECT j.value FROM _seen_pages p, json_each(p.ids) j WHERE p.resource = ?";
 }
 
 function countsObject(run: ActiveRun): Record<StoredResource, ResourceCounts> {
