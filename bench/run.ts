@@ -146,7 +146,7 @@ async function main3(dir: string): Promise<void> {
       const growthMem = Number(bigFirst.maxRssMb) / peak - 1;
       report(
         `peak memory at ${SCALE}x the data`,
-        `${bigFirst.maxRssMb} MB vs ${peak} MB: +${(growthMem * 100).toFixed(1)}% (${bigFirst.inserted} records inserted)`,
+        `${bigFirst.maxRssMb} MB vs ${peak} MB: ${growthMem >= 0 ? "+" : ""}${(growthMem * 100).toFixed(1)}% (${bigFirst.inserted} records inserted)`,
         "< +20%",
         growthMem < 0.2,
       );

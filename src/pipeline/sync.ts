@@ -45,7 +45,10 @@ export interface RunReport {
   readonly durationMs: number;
 }
 
-/** Pages walked but not yet applied, across all walks: bounds memory when the store lags (a page of 100 members is about 200 KB once prepared). */
+/**
+ * Pages walked but not yet applied, across all walks: bounds memory when the store lags (a page of
+ * 100 members is a few hundred KB once prepared).
+ */
 const MAX_PAGES_IN_FLIGHT = 48;
 
 /**
@@ -201,7 +204,10 @@ class Walk {
     })();
   }
 
-  /** Walk one scope from its checkpoint and wait until the store has every page; returns whether it started from the beginning. */
+  /**
+   * Walk one scope from its checkpoint and wait until the store has every page; returns whether it
+   * started from the beginning.
+   */
   private async scope(scope: Scope, known?: ScopeState, onItems?: (items: readonly unknown[]) => void): Promise<boolean> {
     const walked = await this.walkScope(scope, known, onItems);
     await walked.stored;
