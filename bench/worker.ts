@@ -1,6 +1,7 @@
 /**
  * One measurement, in its own process so that its time and peak memory are its own:
  *   node dist/bench/worker.js fetch  BASE KEY FROM TO [resources]
+ *   node dist/bench/worker.js fetch-raw BASE KEY FROM TO [resources]   (items split, not parsed)
  *   node dist/bench/worker.js dump   BASE KEY FROM TO FILE [resources]
  *   node dist/bench/worker.js insert FILE DB
  *   node dist/bench/worker.js sync   BASE KEY FROM TO DB [resources]
@@ -74,10 +75,12 @@ async function main(): Promise<void> {
   const [mode, ...a] = process.argv.slice(2);
   const out = (o: Record<string, unknown>) => process.stdout.write(`${JSON.stringify({ ...o, maxRssMb: maxRssMb() })}\n`);
   const resourcesArg = (s: string | undefined) => (s ? (s.split(",") as WalkedResource[]) : [...WalkedResources]);
-  if (mode === "fetch") {
+  if (mode === "fetch" || mode === "fetch-raw") {
     const [base, key, from, to, res] = a as [string, string, string, string, string?];
     const c = client(base, key);
-    const counted = counting(c);
+    // fetch-raw: the items' text is split out but never parsed (the group list excepted, which the fan-out reads).
+    const raw: PageSource = { pages: (r, f, o) => (r === "groups" ? c.pages(r, f, o) : c.rawPages(r, f, o)) };
+    const counted = counting(mode === "fetch" ? c : raw);
     const t0 = performance.now();
     const records = await walkOnly(counted.source, resourcesArg(res), { from, to });
     const ms = performance.now() - t0;
