@@ -42,34 +42,28 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-/** The newest run in the file, or 0 (the file may not exist yet, or be mid-migration). */
-function lastRunId(): number {
-  if (!existsSync(dbPath)) return 0;
+/**
+ * One number read from the file while a run may be writing it, or `fallback` when it cannot be
+ * read yet (no file, or mid-migration).
+ */
+function peek(sql: string, params: unknown[], fallback: number): number {
+  if (!existsSync(dbPath)) return fallback;
   try {
     const db = new BetterSqlite3(dbPath, { readonly: true, fileMustExist: true });
     try {
-      return (db.prepare("SELECT COALESCE(MAX(run_id), 0) FROM _runs").pluck().get() as number) ?? 0;
+      return (db.prepare(sql).pluck().get(...params) as number | undefined) ?? fallback;
     } finally {
       db.close();
     }
   } catch {
-    return 0;
+    return fallback;
   }
 }
 
+/** The newest run in the file, or 0. */
+const lastRunId = () => peek("SELECT COALESCE(MAX(run_id), 0) FROM _runs", [], 0);
 /** Whether run `runId` has committed a group of pages (its counts are written with each commit). */
-function hasCommitted(runId: number): boolean {
-  try {
-    const db = new BetterSqlite3(dbPath, { readonly: true, fileMustExist: true });
-    try {
-      return (db.prepare("SELECT COUNT(*) FROM _run_counts WHERE run_id = ?").pluck().get(runId) as number) > 0;
-    } finally {
-      db.close();
-    }
-  } catch {
-    return false;
-  }
-}
+const hasCommitted = (runId: number) => peek("SELECT COUNT(*) FROM _run_counts WHERE run_id = ?", [runId], 0) > 0;
 
 /**
  * One run killed with SIGKILL. Even rounds die at a random moment after the start (sometimes
