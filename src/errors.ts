@@ -14,13 +14,34 @@ export function registerSecret(secret: string | undefined): void {
   if (secret && secret.length >= 4) secrets.add(secret);
 }
 
-/** Mask registered secrets, bearer tokens and SSN-shaped numbers in a text. */
+// Nine digits, bare or split 3-2-4 by dashes or spaces, not inside a longer run of digits: an SSN
+// looks like any 9-digit id, and PHI wins, but a 13-digit timestamp is left alone.
+const SSN_DIGITS = /(?<!\d)\d{3}[- ]?\d{2}[- ]?\d{4}(?!\d)/g;
+// The value of any `ssn` key (`"ssn":"..."`, JSON inside a JSON string, `ssn=...`, `ssn: ...`,
+// `dependentSsn`), whatever it holds: a malformed SSN is still an SSN. A bare value must hold a
+// digit, so that a sentence such as "ssn: expected 9 digits" stays readable.
+const SSN_FIELD =
+  /(\b[a-z_]*ssn\\?["']?\s*[:=]\s*)(\\"(?:[^\\]|\\(?!"))*?(?:\\"|$)|"(?:[^"\\]|\\.)*"?|'[^']*'?|[^\s,;&)}\]"']*\d[^\s,;&)}\]"']*(?:\s\d[\d-]*)*)/gi;
+
+function maskSsnValue(_: string, key: string, value: string): string {
+  const quote = value.startsWith('\\"') ? '\\"' : value[0] === '"' || value[0] === "'" ? value[0] : "";
+  return `${key}${quote}[ssn]${quote}`;
+}
+
+/**
+ * Mask registered secrets, bearer tokens, every `ssn` value and every SSN-shaped number (any run
+ * of exactly nine digits, also as 123-45-6789 or 123 45 6789) in a text. Linear in the text: it
+ * runs on every error message and every recorded run error.
+ *
+ * @example
+ * redact('GET /v1/members/123456789 {"ssn":"12-3"}') // 'GET /v1/members/[ssn] {"ssn":"[ssn]"}'
+ */
 export function redact(text: string): string {
   let out = text;
   for (const s of secrets) out = out.split(s).join("[redacted]");
   out = out.replace(/(bearer\s+)[^\s"',]+/gi, "$1[redacted]");
-  out = out.replace(/\b\d{3}-\d{2}-\d{4}\b/g, "[ssn]");
-  return out;
+  if (/ssn/i.test(out)) out = out.replace(SSN_FIELD, maskSsnValue);
+  return out.replace(SSN_DIGITS, "[ssn]");
 }
 
 /** Redact and truncate a text for an error message. */
@@ -146,16 +167,23 @@ export class TransportError extends BenefitsSyncError {
   }
 }
 
+/**
+ * What an error may show of a body: a short excerpt (redacted and truncated here), or, for a body
+ * that may carry people's data, only a description of its shape that never quotes it.
+ */
+export type BodyView = { readonly excerpt: string } | { readonly shape: string };
+
 /** The answer was not JSON, or not the shape the endpoint promises. */
 export class ResponseShapeError extends BenefitsSyncError {
   readonly code = "RESPONSE_SHAPE";
   readonly endpoint: string;
+  /** What the message shows of the body: a redacted excerpt, or the description of its shape. */
   readonly excerpt: string;
-  constructor(endpoint: string, problem: string, body: string) {
-    const ex = excerpt(body);
-    super(`${endpoint}: ${problem}; the answer began: ${JSON.stringify(ex)}`);
+  constructor(endpoint: string, problem: string, body: BodyView) {
+    const shown = "excerpt" in body ? excerpt(body.excerpt) : body.shape;
+    super(`${endpoint}: ${problem}; ${"excerpt" in body ? `the answer began: ${JSON.stringify(shown)}` : `the answer was ${shown}`}`);
     this.endpoint = endpoint;
-    this.excerpt = ex;
+    this.excerpt = redact(shown);
   }
 }
 
@@ -164,13 +192,33 @@ export class PaginationError extends BenefitsSyncError {
   readonly code = "PAGINATION";
 }
 
-/** Bad configuration or usage: the CLI exits 2. */
+/** Bad configuration or usage: the CLI exits 2. Subclasses narrow `code`. */
 export class ConfigError extends BenefitsSyncError {
-  readonly code = "CONFIG";
+  readonly code: string = "CONFIG";
   readonly problems: readonly string[];
   constructor(problems: readonly string[]) {
     super(`Invalid configuration:\n${problems.map((p) => `  - ${p}`).join("\n")}`);
-    this.problems = problems;
+    this.problems = problems.map(redact);
+  }
+}
+
+/** The snapshot file (`--db` / `BENEFITS_DB`) cannot be opened where it is: a missing or read-only directory, a directory named as the file. */
+export class SnapshotPathError extends ConfigError {
+  override readonly code = "SNAPSHOT_PATH";
+  readonly path: string;
+  constructor(path: string, problem: string) {
+    super([problem]);
+    this.path = path;
+  }
+}
+
+/** The PII key file beside the snapshot is open to others or does not hold a key; it is never changed or replaced for the user. */
+export class PiiKeyError extends ConfigError {
+  override readonly code = "PII_KEY";
+  readonly path: string;
+  constructor(path: string, problem: string) {
+    super([problem]);
+    this.path = path;
   }
 }
 
@@ -182,4 +230,41 @@ export class TimeoutError extends BenefitsSyncError {
 /** A run would delete more than the guard allows; nothing was applied. */
 export class DeleteGuardError extends BenefitsSyncError {
   readonly code = "DELETE_GUARD";
+}
+
+/**
+ * Another live run holds the snapshot (its lease has not lapsed): nothing was changed. The CLI
+ * exits 75 (temporary failure): try again later, or abandon that run if it is known to be dead.
+ */
+export class SnapshotBusyError extends BenefitsSyncError {
+  readonly code = "SNAPSHOT_BUSY";
+  override readonly retryable = true;
+  readonly runId: number;
+  constructor(message: string, runId: number) {
+    super(message);
+    this.runId = runId;
+  }
+}
+
+/**
+ * Deltas could not be written where they were asked for. The message names the path, the problem
+ * and the fix, never a bare `ENOTDIR`: `cannot write deltas to /x/out: /x is a file, not a
+ * directory. Fix: ...`.
+ */
+export class OutputError extends BenefitsSyncError {
+  readonly code = "OUTPUT_PATH";
+  /** The output directory asked for. */
+  readonly path: string;
+  readonly problem: string;
+  readonly fix: string;
+  /** The file system's code (`ENOTDIR`, `EACCES`, ...), for scripts; the message explains it. */
+  readonly causeCode: string | undefined;
+  constructor(path: string, problem: string, fix: string, cause?: unknown) {
+    super(`cannot write deltas to ${path}: ${problem}. Fix: ${fix}`, cause === undefined ? undefined : { cause });
+    this.path = path;
+    this.problem = problem;
+    this.fix = fix;
+    const code = cause && typeof cause === "object" ? (cause as { code?: unknown }).code : undefined;
+    this.causeCode = typeof code === "string" ? code : undefined;
+  }
 }

@@ -11,6 +11,7 @@ import {
   redact,
   type BenefitsSyncError,
 } from "../errors.js";
+import { bodyView } from "./body-view.js";
 import { redactDeep } from "./redact-deep.js";
 
 /**
@@ -19,7 +20,8 @@ import { redactDeep } from "./redact-deep.js";
  * `RateLimitError`, 5xx `ServerError`. The server's `message` and `timestamp` are kept (redacted).
  *
  * A body that is not JSON (an HTML page from a proxy) is a `ResponseShapeError` that names the
- * endpoint and shows a short redacted excerpt. An empty body still maps by status: a bare 401 or
+ * endpoint and shows a short redacted excerpt, or only the body's shape when the endpoint carries
+ * people (a members or claims page, an enrollment). An empty body still maps by status: a bare 401 or
  * 429 says all it needs to.
  *
  * @example
@@ -44,7 +46,7 @@ export function errorFromResponse(res: {
     try {
       body = JSON.parse(res.text);
     } catch {
-      return new ResponseShapeError(redact(`${res.method} ${res.path}`), `the ${res.status} answer is not JSON`, res.text);
+      return new ResponseShapeError(redact(`${res.method} ${res.path}`), `the ${res.status} answer is not JSON`, bodyView(res.text, res.path));
     }
     const parsed = ErrorBody.safeParse(body);
     if (parsed.success) {

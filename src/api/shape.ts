@@ -1,5 +1,6 @@
 import type { z } from "zod";
 import { redact, ResponseShapeError } from "../errors.js";
+import { bodyView } from "./body-view.js";
 import type { PageResult } from "./paginate.js";
 
 /**
@@ -19,19 +20,20 @@ export function describeShape(value: unknown, depth = 1): string {
 }
 
 /**
- * Parse a response body as JSON, or throw a {@link ResponseShapeError} naming the endpoint with a
- * short redacted excerpt (an HTML error page from a proxy is the usual culprit).
+ * Parse a response body as JSON, or throw a {@link ResponseShapeError} naming the endpoint (an
+ * HTML error page from a proxy is the usual culprit). The error quotes a short redacted excerpt,
+ * except from an endpoint that carries people: that body is described by its shape only.
  *
  * @example
  * parseJson('{"data":[]}', "GET /v2/designs") // { data: [] }
  */
 export function parseJson(text: string, endpoint: string, status?: number): unknown {
   const what = status === undefined ? "the answer" : `the ${status} answer`;
-  if (text.trim() === "") throw new ResponseShapeError(redact(endpoint), `${what} has an empty body where JSON was expected`, text);
+  if (text.trim() === "") throw new ResponseShapeError(redact(endpoint), `${what} has an empty body where JSON was expected`, bodyView(text, endpoint));
   try {
     return JSON.parse(text) as unknown;
   } catch {
-    throw new ResponseShapeError(redact(endpoint), `${what} is not JSON`, text);
+    throw new ResponseShapeError(redact(endpoint), `${what} is not JSON`, bodyView(text, endpoint));
   }
 }
 
@@ -54,7 +56,7 @@ export function unwrapList(body: unknown, endpoint: string): PageResult<unknown>
   throw new ResponseShapeError(
     redact(endpoint),
     "expected a list: {data: [...]}, a bare array, {items: [...]} or {results: [...]}",
-    describeShape(body),
+    { excerpt: describeShape(body) },
   );
 }
 
@@ -72,5 +74,5 @@ export function validate<S extends z.ZodType>(schema: S, value: unknown, endpoin
     .slice(0, 5)
     .map((i) => `${i.path.join(".") || "(root)"}: ${i.message}`)
     .join("; ");
-  throw new ResponseShapeError(redact(endpoint), `not a valid ${what} (${problems})`, describeShape(value));
+  throw new ResponseShapeError(redact(endpoint), `not a valid ${what} (${problems})`, { excerpt: describeShape(value) });
 }

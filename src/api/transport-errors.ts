@@ -1,18 +1,25 @@
 import { BenefitsSyncError, redact, TransportError } from "../errors.js";
 
-/** Failures before a single byte of the request can have reached the server: safe to retry for any method. */
-export const PRE_CONNECT_CODES: ReadonlySet<string> = new Set([
+/**
+ * Failures that prove the request never left: the connection was refused or never opened within
+ * undici's connect deadline, or the host's name never resolved. Only these may replay a POST or
+ * PATCH. ETIMEDOUT, EHOSTUNREACH and ENETUNREACH are not among them: the OS also reports them on
+ * a connection already carrying the request, which the server may have received.
+ */
+export const PRE_CONNECT_CODES: ReadonlySet<string> = new Set(["ECONNREFUSED", "UND_ERR_CONNECT_TIMEOUT", "EAI_AGAIN", "ENOTFOUND"]);
+
+/**
+ * Connection faults worth another attempt of a GET. A write retries only those that are also in
+ * {@link PRE_CONNECT_CODES}. ENOTFOUND is not here: a name that does not resolve rarely starts to
+ * within a backoff.
+ */
+export const RETRYABLE_TRANSPORT_CODES: ReadonlySet<string> = new Set([
   "ECONNREFUSED",
   "UND_ERR_CONNECT_TIMEOUT",
+  "EAI_AGAIN",
   "ETIMEDOUT",
   "EHOSTUNREACH",
   "ENETUNREACH",
-  "EAI_AGAIN",
-]);
-
-/** Connection faults that a GET retries: the pre-connect ones, plus resets and deadlines mid-request. */
-export const RETRYABLE_TRANSPORT_CODES: ReadonlySet<string> = new Set([
-  ...PRE_CONNECT_CODES,
   "UND_ERR_HEADERS_TIMEOUT",
   "UND_ERR_BODY_TIMEOUT",
   "ECONNRESET",
@@ -24,7 +31,9 @@ export const RETRYABLE_TRANSPORT_CODES: ReadonlySet<string> = new Set([
 const DETAILS: Record<string, string> = {
   ECONNREFUSED: "connection refused",
   UND_ERR_CONNECT_TIMEOUT: "connect deadline passed",
-  ETIMEDOUT: "connect timed out",
+  ETIMEDOUT: "timed out",
+  EHOSTUNREACH: "host unreachable",
+  ENETUNREACH: "network unreachable",
   UND_ERR_HEADERS_TIMEOUT: "no answer before the headers deadline",
   UND_ERR_BODY_TIMEOUT: "the body stalled past the body deadline",
   BODY_DEADLINE: "the body was not complete before the body deadline",
@@ -56,8 +65,9 @@ export function errorCode(err: unknown): string | undefined {
 
 /**
  * Turn a failure of `undici.request` into a {@link TransportError}. `retryable` is true for a GET
- * on a known connection fault, and for any method only when the request cannot have reached the
- * server (refused, connect deadline): a POST that may have arrived is never replayed.
+ * on a known connection fault, and for a write only when the fault also proves that the request
+ * never left ({@link PRE_CONNECT_CODES}): a POST that may have arrived is never replayed, and its
+ * message says so.
  *
  * @example
  * toTransportError(err, "GET", "/v2/members") // TransportError { code: "TRANSPORT", causeCode: "ECONNRESET", retryable: true }
@@ -66,7 +76,9 @@ export function toTransportError(err: unknown, method: string, path: string): Be
   if (err instanceof BenefitsSyncError) return err;
   const code = errorCode(err);
   const idempotent = method === "GET" || method === "HEAD";
-  const retryable = code !== undefined && (idempotent ? RETRYABLE_TRANSPORT_CODES.has(code) : PRE_CONNECT_CODES.has(code));
-  const detail = (code && DETAILS[code]) ?? (err instanceof Error ? err.message : String(err));
+  const fault = code !== undefined && RETRYABLE_TRANSPORT_CODES.has(code);
+  const retryable = fault && (idempotent || PRE_CONNECT_CODES.has(code));
+  let detail = (code && DETAILS[code]) ?? (err instanceof Error ? err.message : String(err));
+  if (fault && !retryable) detail += "; not retried, since the server may have received it: check before sending it again";
   return new TransportError(method, redact(path), code, detail, retryable, err);
 }

@@ -1,6 +1,8 @@
 import BetterSqlite3 from "better-sqlite3";
 import type { Database } from "better-sqlite3";
-import { chmodSync, closeSync, openSync } from "node:fs";
+import { chmodSync, closeSync, openSync, statSync, type Stats } from "node:fs";
+import { dirname, join, resolve } from "node:path";
+import { SnapshotPathError } from "../errors.js";
 import { migrate } from "./migrations.js";
 
 /**
@@ -10,26 +12,82 @@ import { migrate } from "./migrations.js";
  * Commits during a walk use `synchronous=NORMAL`: in WAL mode a crash of the process loses
  * nothing committed and a power loss may lose the last commits but never consistency. The commit
  * that ends a run switches to FULL (see SnapshotStore.finishRun).
+ *
+ * A path that cannot hold the file (a missing or read-only directory, a directory named as the
+ * file) is a {@link SnapshotPathError} that says what to do; no directory is created for the user.
+ *
+ * @example
+ * const db = openDatabase("benefits-sync.db");
  */
 export function openDatabase(path: string, opts: { readonly?: boolean } = {}): Database {
-  if (path !== ":memory:" && !opts.readonly) {
-    closeSync(openSync(path, "a", 0o600));
-    chmodSync(path, 0o600);
+  let db: Database | undefined;
+  try {
+    if (path !== ":memory:" && !opts.readonly) {
+      closeSync(openSync(path, "a", 0o600));
+      chmodSync(path, 0o600);
+    }
+    db = new BetterSqlite3(path, { readonly: opts.readonly ?? false, fileMustExist: opts.readonly ?? false });
+    db.pragma("busy_timeout = 10000");
+    if (!opts.readonly) {
+      // Set before the first table exists (it cannot change afterwards): the pages a run borrows for
+      // its seen ids are handed back to the file system when it ends, so an unchanged re-sync does
+      // not grow the file.
+      if (db.pragma("user_version", { simple: true }) === 0) db.pragma("auto_vacuum = INCREMENTAL");
+      db.pragma("journal_mode = WAL");
+      db.pragma("synchronous = NORMAL");
+      // 32 MB of page cache: the current-version index of a 100k-member snapshot fits. Measured with
+      // the benchmark's first sync: 64 MB was 5% faster and cost 35 MB more peak memory, which the
+      // 300 MB bar cannot spare.
+      db.pragma("cache_size = -32768");
+      migrate(db);
+    }
+    return db;
+  } catch (err) {
+    db?.close();
+    throw (path === ":memory:" ? undefined : pathProblem(path, err, opts.readonly ?? false)) ?? err;
   }
-  const db = new BetterSqlite3(path, { readonly: opts.readonly ?? false, fileMustExist: opts.readonly ?? false });
-  db.pragma("busy_timeout = 10000");
-  if (!opts.readonly) {
-    // Set before the first table exists (it cannot change afterwards): the pages a run borrows for
-    // its seen ids are handed back to the file system when it ends, so an unchanged re-sync does
-    // not grow the file.
-    if (db.pragma("user_version", { simple: true }) === 0) db.pragma("auto_vacuum = INCREMENTAL");
-    db.pragma("journal_mode = WAL");
-    db.pragma("synchronous = NORMAL");
-    // 32 MB of page cache: the current-version index of a 100k-member snapshot fits. Measured with
-    // the benchmark's first sync: 64 MB was 5% faster and cost 35 MB more peak memory, which the
-    // 300 MB bar cannot spare.
-    db.pragma("cache_size = -32768");
-    migrate(db);
+}
+
+// Failures that come from where the file is rather than from what it holds. SQLite reports a
+// file it cannot open or write (the -wal beside it in a read-only directory) by its own codes.
+const PATH_CODES = new Set(["ENOENT", "ENOTDIR", "EISDIR", "EACCES", "EPERM", "EROFS", "EEXIST", "SQLITE_CANTOPEN", "SQLITE_READONLY", "SQLITE_READONLY_DIRECTORY"]);
+const WHERE = "--db / BENEFITS_DB";
+const REASONS: Record<string, string> = {
+  EACCES: "permission denied",
+  EPERM: "permission denied",
+  EROFS: "the file system is read-only",
+  ENOENT: "the directory does not take new files",
+  EEXIST: "something else is in the way",
+};
+
+/** Say what is wrong with the snapshot's path, by looking at it, or undefined when the failure is not about the path. */
+function pathProblem(path: string, err: unknown, readonly: boolean): SnapshotPathError | undefined {
+  const code = (err as { code?: unknown } | null)?.code;
+  if (typeof code !== "string" || !PATH_CODES.has(code)) return undefined;
+  const file = resolve(path);
+  const dir = dirname(file);
+  const problem = (text: string) => new SnapshotPathError(path, `db: ${text}`);
+  if (statOrUndefined(file)?.isDirectory()) {
+    return problem(`${path} is a directory; ${WHERE} names the snapshot file, e.g. ${join(path, "benefits-sync.db")}`);
   }
-  return db;
+  let existing = dir;
+  let st = statOrUndefined(existing);
+  while (st === undefined && dirname(existing) !== existing) st = statOrUndefined((existing = dirname(existing)));
+  if (st && !st.isDirectory()) {
+    return problem(`${existing} is a file, not a directory, so the snapshot ${path} cannot be created under it: point ${WHERE} at a path inside a directory`);
+  }
+  if (existing !== dir) return problem(`the directory ${dir} does not exist (for the snapshot ${path}): create it, or point ${WHERE} elsewhere`);
+  if (readonly && statOrUndefined(file) === undefined) {
+    return problem(`no snapshot at ${path}: run \`benefits-sync sync\` first, or point ${WHERE} at an existing one`);
+  }
+  const why = REASONS[code] ?? "SQLite could not open or write it there";
+  return problem(`cannot create or write the snapshot ${path} (and its -wal and -shm files) in ${dir}: ${why}; point ${WHERE} at a writable directory, or give this user write access to ${dir}`);
+}
+
+function statOrUndefined(path: string): Stats | undefined {
+  try {
+    return statSync(path);
+  } catch {
+    return undefined;
+  }
 }

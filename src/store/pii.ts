@@ -1,5 +1,6 @@
 import { createHmac, randomBytes } from "node:crypto";
-import { chmodSync, existsSync, readFileSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { PiiKeyError } from "../errors.js";
 
 export const PiiModes = ["token", "keep"] as const;
 export type PiiMode = (typeof PiiModes)[number];
@@ -46,17 +47,42 @@ export function ssnToken(digits: string, key: Buffer): string {
 
 /**
  * The PII key: the configured one, or one generated on first use and kept beside the database
- * (mode 0600). `created` tells the caller to say so once.
+ * (mode 0600). `created` tells the caller to say so once. An existing key file that others may
+ * read, or that does not hold exactly 32 bytes in hex, is refused with a {@link PiiKeyError} and
+ * left as it is: every `ssn_token` in the snapshot depends on that exact key.
+ *
+ * @example
+ * const { key, created, path } = loadOrCreatePiiKey("snapshot.db", process.env.BENEFITS_PII_KEY);
  */
 export function loadOrCreatePiiKey(dbPath: string, configured: string | undefined): { key: Buffer; created: boolean; path?: string } {
   if (configured) return { key: Buffer.from(configured, "utf8"), created: false };
   const path = `${dbPath}.pii-key`;
-  if (existsSync(path)) {
-    const text = readFileSync(path, "utf8").trim();
-    return { key: Buffer.from(text, "hex"), created: false, path };
-  }
+  if (existsSync(path)) return { key: readKeyFile(path), created: false, path };
   const key = randomBytes(32);
   writeFileSync(path, `${key.toString("hex")}\n`, { mode: 0o600, flag: "wx" });
   chmodSync(path, 0o600);
   return { key, created: true, path };
+}
+
+const KEY_HEX = /^[0-9a-f]{64}$/i;
+// Not "set BENEFITS_PII_KEY": a configured key is used as text, not hex, so it would not give the same bytes.
+const RESTORE = "restore the key file from your backup; a new key would not match the ssn_token values already in the snapshot";
+
+function readKeyFile(path: string): Buffer {
+  const st = statSync(path);
+  if (!st.isFile()) throw new PiiKeyError(path, `pii key: ${path} is not a file: ${RESTORE}`);
+  const mode = st.mode & 0o777;
+  if ((mode & 0o077) !== 0) {
+    throw new PiiKeyError(
+      path,
+      `pii key: ${path} has mode 0${mode.toString(8)}, open to group or others: run \`chmod 600 ${path}\` (and consider who may have read it)`,
+    );
+  }
+  const text = readFileSync(path, "utf8").trim();
+  if (!KEY_HEX.test(text)) {
+    // The length and the kind of characters say what went wrong without showing any of the key.
+    const found = text.length === 0 ? "it is empty" : `it holds ${text.length} characters${/^[0-9a-f]*$/i.test(text) ? "" : ", not all hex"}`;
+    throw new PiiKeyError(path, `pii key: ${path} must hold exactly 64 hex characters (a 32-byte key), but ${found}: ${RESTORE}`);
+  }
+  return Buffer.from(text, "hex");
 }

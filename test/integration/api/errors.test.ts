@@ -101,12 +101,20 @@ describe("error answers map to typed errors with the server's message", () => {
 
   it("an HTML 502 page becomes a ResponseShapeError, after the retries a 502 deserves", async () => {
     const html = "<!DOCTYPE html><html><head><title>502 Bad Gateway</title></head><body><center><h1>502 Bad Gateway</h1></center><hr>nginx</body></html>";
-    const { err, hits, sleeps } = await failWith(502, html, (c) => c.getJson("/v2/members"));
+    const { err, hits, sleeps } = await failWith(502, html, (c) => c.getJson("/v2/designs"));
     expect(err).toBeInstanceOf(ResponseShapeError);
-    expect((err as ResponseShapeError).endpoint).toBe("GET /v2/members");
-    expect(err.message).toMatch(/^GET \/v2\/members: the 502 answer is not JSON; the answer began: "<!DOCTYPE html>.*502 Bad Gateway/);
+    expect((err as ResponseShapeError).endpoint).toBe("GET /v2/designs");
+    expect(err.message).toMatch(/^GET \/v2\/designs: the 502 answer is not JSON; the answer began: "<!DOCTYPE html>.*502 Bad Gateway/);
     expect(hits).toBe(5);
     expect(sleeps).toHaveLength(4);
+  });
+
+  it("from an endpoint that carries people, the page is described, never quoted", async () => {
+    const html = "<html><body>502 for Ana Lee, born 1980-02-29, SSN 123456789</body></html>";
+    const { err } = await failWith(502, html, (c) => c.getJson("/v2/members"));
+    expect(err).toBeInstanceOf(ResponseShapeError);
+    expect(err.message).toMatch(/an HTML page \(\d+ bytes\), not quoted/);
+    for (const phi of ["Ana", "1980-02-29", "123456789"]) expect(err.message).not.toContain(phi);
   });
 
   it("a 200 that is not JSON is a ResponseShapeError", async () => {

@@ -49,12 +49,22 @@ describe("errorFromResponse", () => {
 
   it("turns an HTML page into a ResponseShapeError naming the endpoint, with a short excerpt", () => {
     const html = `<html><body><h1>502 Bad Gateway</h1>${"x".repeat(5000)}</body></html>`;
-    const e = errorFromResponse({ status: 502, method: "GET", path: "/v2/members", text: html }) as ResponseShapeError;
+    const e = errorFromResponse({ status: 502, method: "GET", path: "/v2/designs", text: html }) as ResponseShapeError;
     expect(e).toBeInstanceOf(ResponseShapeError);
-    expect(e.endpoint).toBe("GET /v2/members");
+    expect(e.endpoint).toBe("GET /v2/designs");
     expect(e.message).toContain("502 answer is not JSON");
     expect(e.message).toContain("502 Bad Gateway");
     expect(e.excerpt.length).toBeLessThanOrEqual(201);
+  });
+
+  it("describes, never quotes, a page from an endpoint that carries people", () => {
+    const html = `<html><body><h1>Jane Roe 1970-01-02 123456789</h1></body></html>`;
+    for (const path of ["/v2/members?limit=5", "/v1/members/m1", "/v1/claims/medical", "/v3/groups/g1/enroll/add-subscriber"]) {
+      const e = errorFromResponse({ status: 502, method: "GET", path, text: html }) as ResponseShapeError;
+      expect(e.message).toContain(`an HTML page (${html.length} bytes)`);
+      expect(e.message).not.toMatch(/Jane|Roe|1970|6789/);
+      expect(e.excerpt).not.toMatch(/Jane|Roe|1970|6789/);
+    }
   });
 
   it("maps an empty body by status, and keeps Retry-After", () => {

@@ -15,6 +15,11 @@ describe("toTransportError", () => {
     ["UND_ERR_SOCKET", true, false],
     ["EPIPE", true, false],
     ["ENOTFOUND", false, false],
+    ["EAI_AGAIN", true, true],
+    // Also reported on a connection that already carried the request: a write may have arrived.
+    ["ETIMEDOUT", true, false],
+    ["EHOSTUNREACH", true, false],
+    ["ENETUNREACH", true, false],
   ])("%s: GET retryable %s, POST retryable %s", (code, get, post) => {
     const g = toTransportError(err(code), "GET", "/v2/members");
     const p = toTransportError(err(code), "POST", "/v2/groups");
@@ -31,6 +36,12 @@ describe("toTransportError", () => {
     expect(errorCode(err("UND_ERR_SOCKET"))).toBe("UND_ERR_SOCKET");
     const agg = Object.assign(new AggregateError([err("ECONNREFUSED")], "all failed"), {});
     expect(errorCode(agg)).toBe("ECONNREFUSED");
+  });
+
+  it("tells a caller that a write which failed mid-flight was not replayed", () => {
+    expect(toTransportError(err("ETIMEDOUT"), "POST", "/v2/groups").message).toBe(
+      "POST /v2/groups failed: timed out; not retried, since the server may have received it: check before sending it again (ETIMEDOUT)",
+    );
   });
 
   it("says what happened in words", () => {
