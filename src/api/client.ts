@@ -15,7 +15,7 @@ import {
   type TerminateBody,
 } from "../../schemas/writes.js";
 import type { z } from "zod";
-import { registerSecret } from "../errors.js";
+import { NotFoundError, registerSecret } from "../errors.js";
 import { resolveClientOptions, type ClientOptions } from "./client-options.js";
 import { LIST_PATHS, paths, type ListResource } from "./endpoints.js";
 import { pollEnrollmentRequest, type WaitOptions } from "./enrollment-wait.js";
@@ -73,6 +73,11 @@ export interface ServiceClient {
    * engine parses them where it stores them (its own thread). Ids are read from the text.
    */
   rawPages(resource: ListResource, filters?: Record<string, string | undefined>, opts?: ListOptions & { known?: KnownPages }): AsyncGenerator<Page<string>>;
+  /**
+   * `GET /v1/members/{id}` as the JSON text the server sent, or undefined when it answers 404: the
+   * sync's point lookup before it records a member deleted.
+   */
+  memberText(memberId: string, opts?: { signal?: AbortSignal | undefined }): Promise<string | undefined>;
   /** Raw pages for the sync engine: items are `unknown` (not validated), so one bad item can be quarantined. */
   pages(resource: ListResource, filters?: Record<string, string | undefined>, opts?: ListOptions): AsyncGenerator<Page<unknown>>;
   /** `GET /v2/designs`, every item validated. */
@@ -242,6 +247,16 @@ export function createClient(options: ClientOptions): ServiceClient {
     async terminate(groupPolicyId, body) {
       const path = paths.terminate(groupPolicyId);
       return validate(TerminateResult, await write("POST", path, body), `POST ${path}`, "Coverage");
+    },
+    async memberText(memberId, opts = {}) {
+      const path = paths.member(memberId);
+      try {
+        const { text } = await transport.sendWithText({ method: "GET", path, signal: opts.signal, noParse: true });
+        return text;
+      } catch (e) {
+        if (e instanceof NotFoundError) return undefined;
+        throw e;
+      }
     },
     async getMember(memberId, opts = {}) {
       const path = paths.member(memberId);

@@ -61,7 +61,8 @@ export function defaultIdOf(item: unknown): string | undefined {
  * - The next cursor is the id of the last item that has one; items without an id do not stop the
  *   walk (the caller quarantines them), but a non-empty page where no item has an id does.
  * - A cursor that does not advance, or a page that repeats an id already seen in this walk, is a
- *   server fault: a {@link PaginationError} ends the walk instead of looping forever.
+ *   server fault: a {@link PaginationError} ends the walk instead of looping forever. A page the
+ *   caller recognised by its bytes (`known`) counts with its last id, the cursor it leads to.
  *
  * @example
  * for await (const page of paginate((after) => fetchMembers(after))) {
@@ -86,11 +87,19 @@ export async function* paginate<T>(
     const page = await (ahead ?? fetchPage(cursor));
     ahead = undefined;
     if (page.known) {
-      // Its ids were checked when it was first walked; only the cursor must still advance.
+      // Its items are not read, but its last id (the next cursor) counts toward the cycle check
+      // like any id of this walk: a cycle that runs through known pages must still end.
       const next = page.known.next;
       if (next !== undefined && next === cursor) {
         throw new PaginationError(`page ${index} (startAfter=${cursor}) ends with the cursor it was asked with: the cursor does not advance`);
       }
+      if (next !== undefined && seen.has(next)) {
+        throw new PaginationError(
+          `page ${index} (startAfter=${cursor ?? "none"}) leads back to ${JSON.stringify(next)}, already seen in this walk: ` +
+            "the server's cursor runs in a cycle, so the walk stops instead of looping",
+        );
+      }
+      if (next !== undefined) seen.add(next);
       if (next !== undefined) readAhead(next);
       yield { items: [], startAfter: cursor, next, index, known: true, ...(page.fp !== undefined ? { fp: page.fp } : {}) };
       if (next === undefined) return;

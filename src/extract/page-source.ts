@@ -15,4 +15,9 @@ export interface PageSource {
    * it, the sync uses it: the text is parsed once, where it is stored.
    */
   rawPages?(resource: WalkedResource, filters?: Record<string, string | undefined>, opts?: PageOptions & { known?: KnownPages }): AsyncGenerator<Page<string>>;
+  /**
+   * One member by id, as the JSON text the server sent; undefined when the service has none (404).
+   * With it, the sync looks a member up before recording it deleted.
+   */
+  memberText?(id: string, opts?: { signal?: AbortSignal }): Promise<string | undefined>;
 }

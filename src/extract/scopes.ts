@@ -30,10 +30,35 @@ export function fanOutScopes(resource: Extract<WalkedResource, "members" | "clai
   );
 }
 
+/**
+ * The scope that looks one member up by id before it is recorded deleted. Like every scope whose
+ * filters name `id` or `confirm`, it is a lookup: it proves nothing complete about a group.
+ */
+export function memberLookupScope(id: string): Scope {
+  return scopeOf("members", { id });
+}
+
+/**
+ * The scope that reads a listing again to confirm that children (coverages of a group's members,
+ * plans of the groups) are really gone: a child that moved, mid-walk, to a parent read before the
+ * move is found there. Members it lists are applied again, whoever saw them first.
+ */
+export function confirmScope(resource: "members" | "groups", groupId?: string): Scope {
+  return scopeOf(resource, { confirm: "1", ...(groupId !== undefined ? { groupId } : {}) });
+}
+
 /** The filters the client sends for a scope (claims' window names are mapped by the client). */
 export function requestFilters(scope: Scope): Record<string, string | undefined> {
-  if (scope.resource !== "claims") return { ...scope.filters };
-  return { groupId: scope.filters.groupId, serviceDateFrom: scope.filters.from, serviceDateTo: scope.filters.to };
+  if (scope.resource !== "claims") {
+    const { confirm: _confirm, id: _id, ...rest } = scope.filters;
+    return rest;
+  }
+  return { groupId: scope.filters.groupId, memberId: scope.filters.memberId, serviceDateFrom: scope.filters.from, serviceDateTo: scope.filters.to };
+}
+
+/** The scope that looks up one member's claims, whatever their dates (see `windowMissed`). */
+export function memberClaimsScope(memberId: string): Scope {
+  return scopeOf("claims", { memberId });
 }
 
 /** `YYYY-MM-DD` of a date, in UTC. */

@@ -8,7 +8,7 @@ import { inProcessPort, itemsOf, type PageInput, type RunStart, type SnapshotPor
 import { Encoder } from "../store/prepare-page.js";
 import { topLevelString } from "../api/raw-items.js";
 import type { PageSource } from "../extract/page-source.js";
-import { fanOutScopes, groupNumbers, requestFilters, type ClaimsWindow } from "../extract/scopes.js";
+import { confirmScope, fanOutScopes, groupNumbers, memberClaimsScope, memberLookupScope, requestFilters, type ClaimsWindow } from "../extract/scopes.js";
 
 export interface SyncProgress {
   readonly resource: WalkedResource;
@@ -35,7 +35,23 @@ export interface SyncOptions {
   readonly signal?: AbortSignal;
 }
 
-export interface RunReport {
+/**
+ * What one run did, or why none started (`runId` null, nothing changed): `busy` when another live
+ * run holds the snapshot (try again later), `failed` when the snapshot could not be claimed at all.
+ */
+export type RunReport = StartedRunReport | NotStartedReport;
+
+export interface NotStartedReport {
+  readonly runId: null;
+  readonly status: "busy" | "failed";
+  readonly dryRun: boolean;
+  readonly resumedFrom?: undefined;
+  readonly resources: Partial<Record<StoredResource, ResourceCounts>>;
+  readonly error: { readonly code: string; readonly message: string };
+  readonly durationMs: number;
+}
+
+export interface StartedRunReport {
   readonly runId: number;
   readonly status: "succeeded" | "failed";
   readonly dryRun: boolean;
@@ -51,6 +67,19 @@ export interface RunReport {
  */
 const MAX_PAGES_IN_FLIGHT = 48;
 
+/** Deletes are confirmed one lookup per member up to this many (more: the guard judges them). */
+const MAX_MEMBER_LOOKUPS = 500;
+/** ...and by reading again up to this many groups' member listings. */
+const MAX_CONFIRM_LISTINGS = 50;
+
+/** Which items of a page a lookup applies. */
+type Keep = (item: Record<string, unknown>) => boolean;
+
+/** Items whose child list (`coverages`, `plans`) names one of `ids`. */
+function listsAnyOf(field: string, ids: ReadonlySet<string>): Keep {
+  return (item) => Array.isArray(item[field]) && (item[field] as unknown[]).some((c) => c !== null && typeof c === "object" && ids.has((c as { id?: string }).id ?? ""));
+}
+
 /**
  * One run: walk the resources, apply every page to the snapshot with its checkpoint, prove
  * deletes from complete scopes, record the run. Never throws for a failure of the walk: the
@@ -62,21 +91,34 @@ export async function sync(opts: SyncOptions): Promise<RunReport> {
   const started = Date.now();
   const port = opts.store instanceof SnapshotStore ? inProcessPort(opts.store) : opts.store;
   const resources = orderResources(opts.resources ?? WalkedResources);
-  const run = await port.startRun(
-    opts.job ?? "sync",
-    { resources, claimsWindow: resources.includes("claims") ? opts.claimsWindow : null },
-    { dryRun: opts.dryRun ?? false, resume: opts.resume ?? true },
-  );
+  let run: RunStart;
+  try {
+    run = await port.startRun(
+      opts.job ?? "sync",
+      { resources, claimsWindow: resources.includes("claims") ? opts.claimsWindow : null },
+      { dryRun: opts.dryRun ?? false, resume: opts.resume ?? true },
+    );
+  } catch (e) {
+    // No run was started (another holds the snapshot, or the file cannot be written): say why.
+    const error = describe(e);
+    const busy = error.code === "SNAPSHOT_BUSY" || error.code === "SQLITE_BUSY";
+    return { runId: null, status: busy ? "busy" : "failed", dryRun: opts.dryRun ?? false, resources: {}, error, durationMs: Date.now() - started };
+  }
   const abort = new AbortController();
   const onOuterAbort = () => abort.abort(opts.signal?.reason);
   opts.signal?.addEventListener("abort", onOuterAbort, { once: true });
+  // The lease lapses unless renewed: commits renew it, and so does this while the walk waits.
+  const heartbeat = setInterval(() => port.heartbeat(), run.heartbeatMs);
+  heartbeat.unref();
   let failure: { code: string; message: string } | undefined;
   try {
-    await new Walk(opts, port, abort.signal, run).all(resources);
+    await new Walk(opts, port, abort, run).all(resources);
   } catch (e) {
+    // The first cause wins: a page the store could not apply stops the walk with that error.
+    failure = describe(abort.signal.aborted ? abort.signal.reason : e);
     abort.abort(e);
-    failure = describe(e);
   } finally {
+    clearInterval(heartbeat);
     opts.signal?.removeEventListener("abort", onOuterAbort);
   }
   const policy = { ...defaultDeletePolicy, ...opts.deletePolicy };
@@ -114,12 +156,15 @@ class Walk {
   /** Pages the snapshot holds whole, by `scope|cursor`: recognised by their text, not re-read. */
   private readonly knownPages: Map<string, { fp: number; next: string | undefined }>;
 
+  private readonly signal: AbortSignal;
+
   constructor(
     private readonly opts: SyncOptions,
     private readonly port: SnapshotPort,
-    private readonly signal: AbortSignal,
+    private readonly abort: AbortController,
     run: RunStart,
   ) {
+    this.signal = abort.signal;
     this.encoder = port.encoding ? new Encoder(port.encoding) : undefined;
     this.empty = new Set(run.empty);
     // Only a snapshot on its own thread shares the fingerprint key with this one.
@@ -161,13 +206,92 @@ class Walk {
     const storing = await Promise.allSettled(stored);
     const failed = [...results, ...storing].find((r): r is PromiseRejectedResult => r.status === "rejected");
     if (failed) throw failed.reason;
+    if (fanned.includes("claims")) await this.verifyClaims(limit);
+    await this.confirmDeletes(limit);
   }
 
+  /**
+   * Before anything is deleted, each delete is confirmed: a record that moved during the walk
+   * from a part not yet read to one already read (a member to another group, a coverage to
+   * another member, a plan to another group) was listed by no page, yet is alive. A member is
+   * looked up by id (404 proves it gone); a coverage or plan is looked for in the listings that
+   * could hold it, read again. What is found is applied (it is then seen, and not deleted). Past
+   * a bound the lookups are skipped: the delete guard judges so many deletes anyway.
+   */
+  private async confirmDeletes(limit: ReturnType<typeof pLimit>): Promise<void> {
+    const c = await this.port.deleteCandidates();
+    const walks: { scope: Scope; keep: Keep }[] = [];
+    if (this.opts.source.memberText && c.members.length <= MAX_MEMBER_LOOKUPS) {
+      for (const id of c.members) walks.push({ scope: memberLookupScope(id), keep: () => true });
+    }
+    const coveragesByGroup = new Map<string, Set<string>>();
+    for (const cov of c.coverages) if (cov.groupId !== null) coveragesByGroup.set(cov.groupId, (coveragesByGroup.get(cov.groupId) ?? new Set()).add(cov.id));
+    if (coveragesByGroup.size <= MAX_CONFIRM_LISTINGS) {
+      for (const [groupId, ids] of coveragesByGroup) walks.push({ scope: confirmScope("members", groupId), keep: listsAnyOf("coverages", ids) });
+    }
+    if (c.plans.length > 0) walks.push({ scope: confirmScope("groups"), keep: listsAnyOf("plans", new Set(c.plans)) });
+    await this.lookups(limit, walks);
+  }
+
+  /** Walk lookup scopes (each applying only what `keep` selects), `limit` at a time; the first failure is thrown. */
+  private async lookups(limit: ReturnType<typeof pLimit>, walks: readonly { scope: Scope; keep: Keep }[]): Promise<void> {
+    if (walks.length === 0) return;
+    const begun = await Promise.all(walks.map((w) => this.port.beginScope(w.scope)));
+    const results = await Promise.allSettled(
+      walks.map((w, i) =>
+        limit(async () => {
+          if (this.signal.aborted) throw this.signal.reason;
+          await (await this.walkScope(w.scope, begun[i], undefined, w.keep)).stored;
+        }),
+      ),
+    );
+    const failed = results.find((r): r is PromiseRejectedResult => r.status === "rejected");
+    if (failed) throw failed.reason;
+  }
+
+  /**
+   * Claims that their window's walk did not list, although their stored service date is inside
+   * it, are looked up by member before anything is deleted: a claim whose date moved out of the
+   * window is still there (and is updated), only one its member's walk does not list is gone.
+   */
+  private async verifyClaims(limit: ReturnType<typeof pLimit>): Promise<void> {
+    const lookups = (await this.port.claimsToVerify()).filter((v): v is { memberId: string; ids: string[] } => v.memberId !== null);
+    const idField = this.encoder?.idField("claims") ?? "id";
+    await this.lookups(
+      limit,
+      lookups.map((v) => {
+        const ids = new Set(v.ids);
+        return { scope: memberClaimsScope(v.memberId), keep: (item: Record<string, unknown>) => ids.has(item[idField] as string) };
+      }),
+    );
+  }
+
+
   /** Pages of a scope: the items' text when the source can give it (the store parses it on its own thread). */
-  private pagesOf(scope: Scope, startAfter: string | undefined): AsyncGenerator<PageInput & { items?: readonly unknown[] }> {
+  private pagesOf(scope: Scope, startAfter: string | undefined, keep?: Keep): AsyncGenerator<PageInput & { items?: readonly unknown[] }> {
     const { source } = this.opts;
     const pageOpts = { signal: this.signal, ...(startAfter !== undefined ? { startAfter } : {}) };
     const filters = requestFilters(scope);
+    const lookupId = scope.filters.id;
+    if (lookupId !== undefined && source.memberText) {
+      // One member by id: a page of one record, or of none when the service answers 404.
+      const lookup = source.memberText.bind(source);
+      const signal = this.signal;
+      return (async function* () {
+        const text = await lookup(lookupId, { signal });
+        yield { raw: text === undefined ? [] : [text], next: undefined, end: true };
+      })();
+    }
+    if (keep) {
+      // A lookup, not a walk to store: only the records asked about are applied.
+      const pages = source.pages(scope.resource, filters, pageOpts);
+      return (async function* () {
+        for await (const p of pages) {
+          const items = p.items.filter((i) => i !== null && typeof i === "object" && keep(i as Record<string, unknown>));
+          yield { items, next: p.next, end: p.next === undefined };
+        }
+      })();
+    }
     if (source.rawPages) {
       const known = this.knownPages;
       const fingerprints = this.encoder;
@@ -219,7 +343,12 @@ class Walk {
    * page is fetched: `stored` settles when the store has applied them all (or one failed). A fetch
    * failure is thrown once the pages before it are applied.
    */
-  private async walkScope(scope: Scope, known?: ScopeState, onItems?: (items: readonly unknown[]) => void): Promise<{ fresh: boolean; stored: Promise<void> }> {
+  private async walkScope(
+    scope: Scope,
+    known?: ScopeState,
+    onItems?: (items: readonly unknown[]) => void,
+    keep?: Keep,
+  ): Promise<{ fresh: boolean; stored: Promise<void> }> {
     const { port, opts } = this;
     const state = known ?? (await port.beginScope(scope));
     const fresh = !state.complete && state.cursor === undefined;
@@ -238,7 +367,7 @@ class Walk {
       if (failed) throw failed.reason;
     };
     try {
-      for await (const page of this.pagesOf(scope, state.cursor)) {
+      for await (const page of this.pagesOf(scope, state.cursor, keep)) {
         if (this.signal.aborted) throw this.signal.reason;
         applied.push((await this.apply(scope, page)).applied);
         onItems?.(itemsOf(page));
@@ -307,8 +436,11 @@ class Walk {
       this.inFlight--;
       this.waiters.shift()?.();
     });
-    // The caller awaits it with the scope; until then a failure must not count as unhandled.
-    applied.catch(() => undefined);
+    // A page the store could not apply ends the whole walk at once: its scope must not go on to a
+    // later page (whose checkpoint would move the cursor past it), and the run can only fail.
+    applied.catch((e: unknown) => {
+      if (!this.signal.aborted) this.abort.abort(e);
+    });
     return { applied };
   }
 }

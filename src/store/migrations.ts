@@ -104,6 +104,55 @@ export const migrations: readonly ((db: Database) => void)[] = [
     for (const r of StoredResources) createResource(db, r);
     db.exec(`CREATE VIEW changes AS ${StoredResources.map(changesSelect).join("\nUNION ALL\n")};`);
   },
+  // 2: trust. A run holds the snapshot by a lease it renews (a run killed on another host or in a
+  // restarted container is recognised by its lapsed lease); the snapshot remembers the service it
+  // copies; deliveries of deltas are recorded per output (a ledger), not per run chain.
+  (db) => {
+    db.exec(`
+      ALTER TABLE _runs ADD COLUMN owner TEXT;
+      ALTER TABLE _runs ADD COLUMN lease_until TEXT;
+      -- Facts about the snapshot itself: which service it copies (environment and base URL, never a key).
+      CREATE TABLE _meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+      -- One row per attempt to deliver deltas to an output (a CSV folder, later a warehouse).
+      CREATE TABLE _deliveries (
+        delivery_id INTEGER PRIMARY KEY AUTOINCREMENT,
+        output TEXT NOT NULL,
+        -- The run after which the delivery was made (a CSV delivery's folder is named after it).
+        for_run INTEGER NOT NULL,
+        -- JSON array of the run ids whose recorded changes it carries.
+        runs TEXT NOT NULL,
+        status TEXT NOT NULL CHECK (status IN ('pending', 'delivered', 'failed')),
+        started_at TEXT NOT NULL,
+        finished_at TEXT,
+        error TEXT,
+        detail TEXT
+      );
+      CREATE INDEX _deliveries_output ON _deliveries (output, status);
+      -- Which runs' changes each output has received: a run is delivered to an output once.
+      CREATE TABLE _delivered_runs (
+        output TEXT NOT NULL,
+        run_id INTEGER NOT NULL,
+        delivery_id INTEGER NOT NULL,
+        PRIMARY KEY (output, run_id)
+      ) WITHOUT ROWID;
+      -- Children (plans, coverages) that a re-read parent no longer lists: deleted when the run's
+      -- walk succeeds, after the delete guard, and not at all when the child turns up under
+      -- another parent in the same walk (a move is an update). Kept across a resume, like _seen.
+      CREATE TABLE _child_gone (
+        resource TEXT NOT NULL,
+        vid INTEGER NOT NULL,
+        scope TEXT NOT NULL,
+        PRIMARY KEY (resource, vid)
+      ) WITHOUT ROWID;
+      -- The version ids a cached page's records had when it was stored: a page is recognised by
+      -- its text only while every record on it is still at that version.
+      ALTER TABLE _pages ADD COLUMN vids TEXT;
+      -- Children the parents of a scope listed, over the run's chain (the per-scope delete rule).
+      ALTER TABLE _walk ADD COLUMN children INTEGER NOT NULL DEFAULT 0;
+      CREATE VIEW deliveries AS
+        SELECT delivery_id, output, for_run, runs, status, started_at, finished_at, error FROM _deliveries;
+    `);
+  },
 ];
 
 function createResource(db: Database, r: StoredResource): void {

@@ -25,8 +25,9 @@ export function scopeOf(resource: WalkedResource, filters: Record<string, string
 export interface Candidate {
   readonly id: string;
   readonly part: string | null;
-  /** For claims: the service date the window filters on. */
+  /** For claims: the service date the window filters on, and the member (to look the claim up by). */
   readonly serviceDate?: string | null;
+  readonly memberId?: string | null;
   /** For members: the group numbers of its current coverages. */
   readonly groups?: readonly string[];
 }
@@ -35,7 +36,10 @@ export interface Candidate {
  * Whether the complete scopes of a run prove that `c` is gone. Designs and groups: the one
  * unfiltered walk. Members: every group the member had a coverage in was walked completely (a
  * member without coverages: every member scope was). Claims: a complete walk of its group over a
- * window that contains its service date.
+ * window that contains its stored service date did not list it, *and* a complete walk of its
+ * member's claims (no date filter) did not either: the date may have moved out of the window, and
+ * what the window's filter selects is the service's date, not the stored one. A claim with no
+ * member is never proven gone.
  */
 export function provenAbsent(c: Candidate, complete: readonly Scope[], all: readonly Scope[]): boolean {
   if (complete.length === 0) return false;
@@ -46,11 +50,16 @@ export function provenAbsent(c: Candidate, complete: readonly Scope[], all: read
     if (!c.groups || c.groups.length === 0) return complete.length === all.length;
     return c.groups.every((g) => groups.has(g));
   }
-  // claims
+  return windowMissed(c, complete) && c.memberId != null && complete.some((s) => s.filters.memberId === c.memberId);
+}
+
+/** A complete walk of the claim's group over a window holding its stored service date did not list it. */
+export function windowMissed(c: Candidate, complete: readonly Scope[]): boolean {
   const date = c.serviceDate;
   if (!date || c.part === null) return false;
   return complete.some(
     (s) =>
+      s.filters.memberId === undefined &&
       s.filters.groupId === c.part &&
       (s.filters.from === undefined || s.filters.from <= date) &&
       (s.filters.to === undefined || date <= s.filters.to),

@@ -2,6 +2,7 @@ import type { RunOutcome, ScopeState, DeletePolicy, SnapshotStore } from "./snap
 import type { Scope } from "./scopes.js";
 import type { EncodingOptions, PreparedPage, Problem } from "./prepare-page.js";
 import type { StoredResource } from "./resources.js";
+import type { DeleteCandidates } from "./delete-plan.js";
 
 /** One walked page on its way to the snapshot: parsed items, or the items' JSON text. */
 export interface PageInput {
@@ -21,6 +22,8 @@ export interface PageInput {
 
 export interface RunStart {
   readonly runId: number;
+  /** How often to renew the run's lease while the walk waits on the network. */
+  readonly heartbeatMs: number;
   readonly resumedFrom: number | undefined;
   readonly dryRun: boolean;
   /** Resources that were empty when the run began: their pages are best encoded up front. */
@@ -44,6 +47,12 @@ export interface SnapshotPort {
   beginScope(scope: Scope): Promise<ScopeState>;
   applyPage(scope: Scope, page: PageInput): Promise<void>;
   finishRun(policy: DeletePolicy, failure?: { code?: string; message: string }): Promise<RunOutcome>;
+  /** Claims the walk would prove gone by their stored date alone, by member (see `windowMissed`). */
+  claimsToVerify(): Promise<{ memberId: string | null; ids: string[] }[]>;
+  /** What the run would delete, to be confirmed before finishRun (see `deleteCandidates`). */
+  deleteCandidates(): Promise<DeleteCandidates>;
+  /** Renew the run's lease; fire and forget. */
+  heartbeat(): void;
   /** The current groups (a resumed groups walk saw only part of the list). */
   currentGroups(): Promise<unknown[]>;
 }
@@ -60,19 +69,28 @@ export function itemsOf(page: PageInput): unknown[] {
   });
 }
 
-/** A port over a store on this thread (tests, small runs). */
+/** What a port tells the walk when a run starts. */
+export function runStart(store: SnapshotStore, run: { runId: number; resumedFrom: number | undefined; dryRun: boolean; empty: ReadonlySet<StoredResource> }): RunStart {
+  return { runId: run.runId, heartbeatMs: store.heartbeatMs, resumedFrom: run.resumedFrom, dryRun: run.dryRun, empty: [...run.empty], pages: store.knownPages() };
+}
+
+/**
+ * A port over a store on this thread (tests, small runs). It takes the same path as the store on
+ * its own thread: pages are encoded by the walk and recognised by their bytes.
+ */
 export function inProcessPort(store: SnapshotStore): SnapshotPort {
   return {
-    startRun: async (job, options, flags) => {
-      const run = store.startRun(job, options, flags);
-      return { runId: run.runId, resumedFrom: run.resumedFrom, dryRun: run.dryRun, empty: [...run.empty], pages: store.knownPages() };
-    },
+    encoding: store.encoder.options,
+    startRun: async (job, options, flags) => runStart(store, store.startRun(job, options, flags)),
     beginScope: async (scope) => store.beginScope(scope),
     applyPage: async (scope, page) => {
       applyPageInput(store, scope, page);
     },
     finishRun: async (policy, failure) => store.finishRun(policy, failure),
     currentGroups: async () => store.currentGroups(),
+    claimsToVerify: async () => store.claimsToVerify(),
+    deleteCandidates: async () => store.deleteCandidates(),
+    heartbeat: () => store.heartbeat(),
   };
 }
 

@@ -4,7 +4,7 @@
  */
 import { parentPort, workerData } from "node:worker_threads";
 import { openDatabase } from "./database.js";
-import { applyPageInput } from "./snapshot-port.js";
+import { applyPageInput, runStart } from "./snapshot-port.js";
 import { SnapshotStore, type SnapshotOptions } from "./snapshot.js";
 
 interface WorkerInit {
@@ -15,7 +15,7 @@ interface WorkerInit {
 
 export interface WorkerRequest {
   readonly id: number;
-  readonly op: "startRun" | "beginScope" | "applyPage" | "finishRun" | "currentGroups" | "close";
+  readonly op: "startRun" | "beginScope" | "applyPage" | "finishRun" | "currentGroups" | "claimsToVerify" | "deleteCandidates" | "heartbeat" | "close";
   readonly args: unknown[];
 }
 
@@ -37,11 +37,18 @@ port.on("message", (m: WorkerRequest) => {
     const a = m.args as [never, never, never];
     let result: unknown;
     switch (m.op) {
-      case "startRun": {
-        const run = s.startRun(a[0], a[1], a[2]);
-        result = { runId: run.runId, resumedFrom: run.resumedFrom, dryRun: run.dryRun, empty: [...run.empty], pages: s.knownPages() };
+      case "startRun":
+        result = runStart(s, s.startRun(a[0], a[1], a[2]));
         break;
-      }
+      case "claimsToVerify":
+        result = s.claimsToVerify();
+        break;
+      case "deleteCandidates":
+        result = s.deleteCandidates();
+        break;
+      case "heartbeat":
+        s.heartbeat();
+        break;
       case "beginScope":
         result = s.beginScope(a[0]);
         break;

@@ -77,6 +77,11 @@ export async function openWorkerSnapshot(dbPath: string, options: SnapshotOption
     applyPage: (scope, page) => call("applyPage", scope, page),
     finishRun: (policy, failure) => call("finishRun", policy, failure),
     currentGroups: () => call("currentGroups"),
+    claimsToVerify: () => call("claimsToVerify"),
+    deleteCandidates: () => call("deleteCandidates"),
+    heartbeat: () => {
+      call("heartbeat").catch(() => undefined);
+    },
     async close() {
       if (!dead) await call("close").catch(() => undefined);
       await worker.terminate();

@@ -11,7 +11,7 @@ import { startSandbox, type Sandbox } from "../../src/sandbox/index.js";
 import { startCli } from "../helpers/cli-process.js";
 import { expectedState, snapshotState, stateToObject } from "../helpers/expected.js";
 import { ALL_CLAIMS, changeSetLines, sandboxData } from "../helpers/sandbox-truth.js";
-import { TEST_PII_KEY } from "../helpers/temp-store.js";
+import { syncStarted, TEST_PII_KEY } from "../helpers/temp-store.js";
 
 /**
  * `kill -9` at random moments during a walk (10 here; `KILL9_ROUNDS=50 npm run test:kill9` for
@@ -108,7 +108,7 @@ async function finalRun() {
   const db = openDatabase(dbPath);
   try {
     const store = new SnapshotStore(db, { piiKey: TEST_PII_KEY });
-    const report = await sync({ source: client, store, claimsWindow: ALL_CLAIMS });
+    const report = await syncStarted({ source: client, store, claimsWindow: ALL_CLAIMS });
     expect(report.status).toBe("succeeded");
     expect(db.prepare("SELECT COUNT(*) FROM runs WHERE status = 'running'").pluck().get()).toBe(0);
     expect(stateToObject(snapshotState(db))).toEqual(stateToObject(expectedState(sandboxData(sb), TEST_PII_KEY)));

@@ -40,8 +40,15 @@ export function memorySource(data: () => MemoryData, opts: MemorySourceOptions =
         return { items: start <= 0 && after !== undefined ? [] : all.slice(start, start + pageSize) };
       }, o.startAfter !== undefined ? { startAfter: o.startAfter } : {});
     },
+    memberText: async (id: string) => memberText(data(), id),
   };
   return source;
+}
+
+/** `GET /v1/members/{id}`: the member's JSON, or undefined (404). */
+function memberText(data: MemoryData, id: string): string | undefined {
+  const m = data.members.find((x) => x.id === id);
+  return m === undefined ? undefined : JSON.stringify(m);
 }
 
 function filterItems(resource: WalkedResource, items: Record<string, unknown>[], f: Record<string, string | undefined>) {
@@ -52,9 +59,56 @@ function filterItems(resource: WalkedResource, items: Record<string, unknown>[],
     return items.filter(
       (c) =>
         (!f.groupId || c.groupId === f.groupId) &&
+        (!f.memberId || c.memberId === f.memberId) &&
         (!f.serviceDateFrom || String(c.serviceDateFrom) >= f.serviceDateFrom) &&
         (!f.serviceDateTo || String(c.serviceDateFrom) <= f.serviceDateTo),
     );
   }
   return items;
+}
+
+export interface RawMemorySourceOptions {
+  pageSize?: number;
+  /** Replace the items of one page (after cursor `after`); undefined keeps them. */
+  override?: (resource: WalkedResource, filters: Record<string, string | undefined>, after: string | undefined) => Record<string, unknown>[] | undefined;
+  /** Called before each page fetch (1-based count): a test can act between fetches. */
+  onFetch?: (n: number, resource: WalkedResource, filters: Record<string, string | undefined>) => void;
+}
+
+/**
+ * An in-memory PageSource that also serves pages as bytes, as the client's `rawPages` does: a page
+ * the snapshot knows by its bytes is recognised, so tests of the page cache need no HTTP server.
+ */
+export function rawMemorySource(data: () => MemoryData, opts: RawMemorySourceOptions = {}): PageSource & { fetches: number } {
+  const state = { fetches: 0 };
+  const pageSize = opts.pageSize ?? 2;
+  const pageOf = (resource: WalkedResource, filters: Record<string, string | undefined>, after: string | undefined) => {
+    state.fetches++;
+    opts.onFetch?.(state.fetches, resource, filters);
+    const all = filterItems(resource, data()[resource], filters);
+    const start = after === undefined ? 0 : all.findIndex((x) => x.id === after) + 1;
+    const items = opts.override?.(resource, filters, after) ?? (start <= 0 && after !== undefined ? [] : all.slice(start, start + pageSize));
+    return { items, hasMore: items.length > 0 };
+  };
+  return {
+    get fetches() {
+      return state.fetches;
+    },
+    memberText: async (id) => memberText(data(), id),
+    pages: (resource, filters = {}, o = {}) =>
+      paginate(async (after) => pageOf(resource, filters, after), o.startAfter !== undefined ? { startAfter: o.startAfter } : {}),
+    rawPages(resource, filters = {}, o = {}) {
+      return paginate<string>(
+        async (after) => {
+          const { items, hasMore } = pageOf(resource, filters, after);
+          const bytes = Buffer.from(JSON.stringify({ data: items, hasMore }));
+          const fp = o.known?.fingerprint(bytes);
+          const known = fp === undefined ? undefined : o.known!.lookup(after, fp);
+          if (known) return { items: [], known, fp };
+          return { items: items.map((i) => JSON.stringify(i)), hasMore, ...(fp !== undefined ? { fp } : {}) };
+        },
+        { ...(o.startAfter !== undefined ? { startAfter: o.startAfter } : {}), idOf: (t: string) => (JSON.parse(t) as { id?: string }).id },
+      );
+    },
+  };
 }

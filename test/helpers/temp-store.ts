@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { openDatabase } from "../../src/store/database.js";
 import { SnapshotStore } from "../../src/store/snapshot.js";
+import { sync, type StartedRunReport, type SyncOptions } from "../../src/pipeline/sync.js";
 
 export const TEST_PII_KEY = Buffer.from("test-pii-key-0123456789abcdef");
 
@@ -31,4 +32,11 @@ export function tempStore(opts: { dir?: string } = {}): TempStore {
       rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+/** One sync run that must start (a busy or unclaimable snapshot fails the test): its report has a run id. */
+export async function syncStarted(opts: SyncOptions): Promise<StartedRunReport> {
+  const r = await sync(opts);
+  if (r.runId === null) throw new Error(`no run started (${r.status}): ${r.error.message}`);
+  return r;
 }

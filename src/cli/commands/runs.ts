@@ -14,6 +14,17 @@ export async function run(ctx: CommandContext): Promise<number> {
   const { listRuns } = await import("../../store/run-log.js");
   const db = openDatabase(config.db);
   try {
+    const abandon = ctx.options.abandon as number | undefined;
+    if (abandon !== undefined) {
+      const { abandonRun } = await import("../../store/run-lease.js");
+      try {
+        abandonRun(db, abandon, new Date());
+      } catch (e) {
+        throw new ConfigError([`--abandon ${abandon}: ${(e as Error).message}`]);
+      }
+      ctx.stdout.write(`Run ${abandon} is recorded failed (abandoned by hand); the next sync resumes its walk.\n`);
+      return ExitCode.OK;
+    }
     const rows = listRuns(db, limit);
     if (ctx.globals.json) {
       ctx.stdout.write(`${JSON.stringify(rows.map(({ options, ...r }) => ({ ...r, options: JSON.parse(String(options)) })))}\n`);

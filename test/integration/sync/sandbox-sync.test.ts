@@ -7,7 +7,7 @@ import { openWorkerSnapshot } from "../../../src/store/worker-port.js";
 import { startSandbox, type Sandbox } from "../../../src/sandbox/index.js";
 import { expectedState, recordedChanges, snapshotState, stateToObject } from "../../helpers/expected.js";
 import { ALL_CLAIMS, changeSetLines, sandboxData } from "../../helpers/sandbox-truth.js";
-import { TEST_PII_KEY, tempStore, type TempStore } from "../../helpers/temp-store.js";
+import { syncStarted, TEST_PII_KEY, tempStore, type TempStore } from "../../helpers/temp-store.js";
 
 let cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -36,7 +36,7 @@ async function setup(opts: { members?: number; seed?: number; retry?: number } =
 
 type Target = { db: TempStore["db"]; store: SnapshotStore | SnapshotPort };
 const run = (client: ServiceClient, t: Target, extra: Partial<Parameters<typeof sync>[0]> = {}) =>
-  sync({ source: client, store: t.store, claimsWindow: ALL_CLAIMS, ...extra });
+  syncStarted({ source: client, store: t.store, claimsWindow: ALL_CLAIMS, ...extra });
 
 function expectSnapshotEqualsSandbox(sb: Sandbox, t: Target): void {
   expect(stateToObject(snapshotState(t.db))).toEqual(stateToObject(expectedState(sandboxData(sb), TEST_PII_KEY)));
@@ -151,7 +151,7 @@ describe.each(["this thread", "a worker thread"] as const)("sync against the san
       deleted.push(...(await sb.advance()).changes.claims.deleted.filter((id) => dateOf.has(id)));
     }
     expect(deleted.some(inWindow) && deleted.some((id) => !inWindow(id))).toBe(true);
-    const r = await sync({ source: client, store: t.store, claimsWindow: window, resources: ["claims"], deletePolicy: { allowDeletes: true } });
+    const r = await syncStarted({ source: client, store: t.store, claimsWindow: window, resources: ["claims"], deletePolicy: { allowDeletes: true } });
     expect(r.status).toBe("succeeded");
     const recorded = t.db.prepare("SELECT id FROM changes WHERE run_id = ? AND op = 'delete'").pluck().all(r.runId) as string[];
     expect(recorded.sort()).toEqual(deleted.filter(inWindow).sort());

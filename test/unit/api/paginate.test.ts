@@ -207,6 +207,18 @@ describe("paginate", () => {
     });
   });
 
+  it("a cycle that runs through pages the caller knows by their bytes ends with a PaginationError", async () => {
+    // start -> [a, b] -> (known) next d -> (known) next b -> (known) next d -> ... without the rule.
+    let fetches = 0;
+    const fetchPage = async (after: string | undefined): Promise<PageResult<{ id: string }>> => {
+      if (++fetches > 50) throw new Error("runaway: the cycle was not detected");
+      if (after === undefined) return { items: [{ id: "a" }, { id: "b" }] };
+      return { items: [], known: { next: after === "b" ? "d" : "b" } };
+    };
+    await expect(collect(paginate(fetchPage))).rejects.toThrow(PaginationError);
+    expect(fetches).toBeLessThan(5);
+  });
+
   it("property: any split into pages yields every item exactly once, in order, with or without read ahead", async () => {
     await fc.assert(
       fc.asyncProperty(

@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { sync } from "../../../src/pipeline/sync.js";
 import { diffStates, expectedState, recordedChanges, snapshotState, stateToObject } from "../../helpers/expected.js";
 import { memorySource, type MemoryData } from "../../helpers/memory-source.js";
-import { TEST_PII_KEY, tempStore } from "../../helpers/temp-store.js";
+import { syncStarted, TEST_PII_KEY, tempStore } from "../../helpers/temp-store.js";
 
 const window = { from: "1990-01-01", to: "2030-12-31" };
 const text = fc.oneof(fc.string({ unit: "grapheme", maxLength: 6 }), fc.constantFrom("José", "Zoë", "Nguyễn", "O'Brien", "李", ""));
@@ -24,7 +24,7 @@ const member = (id: string) =>
   });
 
 const claim = (id: string) =>
-  fc.record({ id: fc.constant(id), groupId: fc.constantFrom("G1", "G2"), serviceDateFrom: day, claimStatus: fc.constantFrom("pending", "paid", "denied"), claimAmount: fc.constantFrom("0.00", "12.50", "1234.50") });
+  fc.record({ id: fc.constant(id), groupId: fc.constantFrom("G1", "G2"), memberId: fc.constantFrom("m1", "m2"), serviceDateFrom: day, claimStatus: fc.constantFrom("pending", "paid", "denied"), claimAmount: fc.constantFrom("0.00", "12.50", "1234.50") });
 
 const subsetOf = <T,>(ids: string[], make: (id: string) => fc.Arbitrary<T>) =>
   fc.subarray(ids).chain((chosen) => (chosen.length ? fc.tuple(...chosen.map(make)) : fc.constant([] as T[])));
@@ -58,11 +58,11 @@ describe("the recorded changes turn the old snapshot into the new one (property)
         const t = tempStore();
         try {
           const policy = { allowDeletes: true };
-          const r1 = await sync({ source: memorySource(() => oldData, { pageSize, shuffle }), store: t.store, claimsWindow: window, deletePolicy: policy });
+          const r1 = await syncStarted({ source: memorySource(() => oldData, { pageSize, shuffle }), store: t.store, claimsWindow: window, deletePolicy: policy });
           expect(r1.status).toBe("succeeded");
           const before = snapshotState(t.db);
           expect(stateToObject(before)).toEqual(stateToObject(expectedState(oldData, TEST_PII_KEY)));
-          const r2 = await sync({ source: memorySource(() => newData, { pageSize, shuffle }), store: t.store, claimsWindow: window, deletePolicy: policy });
+          const r2 = await syncStarted({ source: memorySource(() => newData, { pageSize, shuffle }), store: t.store, claimsWindow: window, deletePolicy: policy });
           expect(r2.status).toBe("succeeded");
           const after = snapshotState(t.db);
           expect(stateToObject(after)).toEqual(stateToObject(expectedState(newData, TEST_PII_KEY)));

@@ -3,7 +3,7 @@ import { sync } from "../../../src/pipeline/sync.js";
 import { inProcessPort, type SnapshotPort } from "../../../src/store/snapshot-port.js";
 import { diffStates, expectedState, recordedChanges, snapshotState, stateToObject } from "../../helpers/expected.js";
 import { memorySource, type MemoryData } from "../../helpers/memory-source.js";
-import { TEST_PII_KEY, tempStore } from "../../helpers/temp-store.js";
+import { syncStarted, TEST_PII_KEY, tempStore } from "../../helpers/temp-store.js";
 
 const window = { from: "2026-01-01", to: "2026-03-31" };
 
@@ -31,7 +31,7 @@ function cov(id: string, group: string) {
   return { id, groupId: group, status: "active", startDate: "2026-01-01", endDate: null };
 }
 function claim(id: string, group: string, date: string) {
-  return { id, groupId: group, serviceDateFrom: date, claimStatus: "pending", claimAmount: "100.00", lines: [{ code: "99213", amount: "100.00" }] };
+  return { id, groupId: group, memberId: "m1", serviceDateFrom: date, claimStatus: "pending", claimAmount: "100.00", lines: [{ code: "99213", amount: "100.00" }] };
 }
 
 let cleanup: (() => void)[] = [];
@@ -55,7 +55,7 @@ describe("sync engine against an in-memory source", () => {
   it("first run stores exactly the source's data, children split out, SSNs masked", async () => {
     const t = setup();
     const data = baseData();
-    const report = await sync({ source: memorySource(() => data), store: t.store, claimsWindow: window });
+    const report = await syncStarted({ source: memorySource(() => data), store: t.store, claimsWindow: window });
     expect(report.status).toBe("succeeded");
     expect(stateToObject(snapshotState(t.db))).toEqual(stateToObject(expectedState(inWindow(data), TEST_PII_KEY)));
     expect(report.resources.members?.inserted).toBe(4);
@@ -71,7 +71,7 @@ describe("sync engine against an in-memory source", () => {
     const t = setup();
     let data = baseData();
     const source = memorySource(() => data);
-    const r1 = await sync({ source, store: t.store, claimsWindow: window });
+    const r1 = await syncStarted({ source, store: t.store, claimsWindow: window });
     const before = snapshotState(t.db);
     data = baseData();
     data.members[0]!.firstName = "Anna"; // member update
@@ -81,7 +81,7 @@ describe("sync engine against an in-memory source", () => {
     data.claims[0]!.claimStatus = "paid";
     data.claims.push(claim("k9", "G2", "2026-03-02"));
     data.groups[0]!.plans = [];
-    const r2 = await sync({ source, store: t.store, claimsWindow: window });
+    const r2 = await syncStarted({ source, store: t.store, claimsWindow: window });
     expect(r2.status).toBe("succeeded");
     const after = snapshotState(t.db);
     expect(recordedChanges(t.db, r2.runId)).toEqual(diffStates(before, after));
@@ -90,7 +90,7 @@ describe("sync engine against an in-memory source", () => {
     expect(recordedChanges(t.db, r2.runId)).toContain("plans delete p1");
     const fields = t.db.prepare("SELECT changed_fields FROM changes WHERE run_id = ? AND id = 'm1'").pluck().get(r2.runId);
     expect(JSON.parse(fields as string)).toEqual(["firstName"]);
-    const r3 = await sync({ source, store: t.store, claimsWindow: window });
+    const r3 = await syncStarted({ source, store: t.store, claimsWindow: window });
     expect(recordedChanges(t.db, r3.runId)).toEqual([]);
     expect(r3.resources.members?.unchanged).toBe(4);
     expect(r1.runId).toBeLessThan(r2.runId);
@@ -99,11 +99,11 @@ describe("sync engine against an in-memory source", () => {
   it("key order and page order change nothing", async () => {
     const t = setup();
     const data = baseData();
-    await sync({ source: memorySource(() => data), store: t.store, claimsWindow: window });
+    await syncStarted({ source: memorySource(() => data), store: t.store, claimsWindow: window });
     const reversedKeys = (o: unknown): unknown =>
       Array.isArray(o) ? o.map(reversedKeys) : o && typeof o === "object" ? Object.fromEntries(Object.entries(o).reverse().map(([k, v]) => [k, reversedKeys(v)])) : o;
     const shuffled = reversedKeys(data) as MemoryData;
-    const r = await sync({ source: memorySource(() => shuffled, { pageSize: 2, shuffle: (i) => i.reverse() }), store: t.store, claimsWindow: window });
+    const r = await syncStarted({ source: memorySource(() => shuffled, { pageSize: 2, shuffle: (i) => i.reverse() }), store: t.store, claimsWindow: window });
     expect(recordedChanges(t.db, r.runId)).toEqual([]);
   });
 
@@ -111,9 +111,9 @@ describe("sync engine against an in-memory source", () => {
     const t = setup();
     let data = baseData();
     const source = memorySource(() => data);
-    await sync({ source, store: t.store, claimsWindow: { from: "2025-01-01", to: "2026-12-31" } });
+    await syncStarted({ source, store: t.store, claimsWindow: { from: "2025-01-01", to: "2026-12-31" } });
     data = { ...baseData(), claims: [] };
-    const r = await sync({ source, store: t.store, claimsWindow: { from: "2026-02-01", to: "2026-02-28" }, resources: ["claims"] });
+    const r = await syncStarted({ source, store: t.store, claimsWindow: { from: "2026-02-01", to: "2026-02-28" }, resources: ["claims"] });
     expect(recordedChanges(t.db, r.runId)).toEqual(["claims delete k1", "claims delete k2"]);
     expect((t.db.prepare("SELECT id FROM claims ORDER BY id").pluck().all() as string[])).toEqual(["k3", "k4"]);
   });
@@ -121,16 +121,16 @@ describe("sync engine against an in-memory source", () => {
   it("a persistent outage mid-walk fails the run, deletes nothing, and the next run converges", async () => {
     const t = setup();
     let data = baseData();
-    await sync({ source: memorySource(() => data), store: t.store, claimsWindow: window });
+    await syncStarted({ source: memorySource(() => data), store: t.store, claimsWindow: window });
     data = baseData();
     data.members = data.members.slice(0, 1);
     data.members[0]!.lastName = "Changed";
-    const failing = await sync({ source: memorySource(() => data, { failFromFetch: 4, pageSize: 1 }), store: t.store, claimsWindow: window });
+    const failing = await syncStarted({ source: memorySource(() => data, { failFromFetch: 4, pageSize: 1 }), store: t.store, claimsWindow: window });
     expect(failing.status).toBe("failed");
     expect(failing.error?.message).toContain("simulated outage");
     expect(t.db.prepare("SELECT COUNT(*) FROM changes WHERE run_id = ? AND op = 'delete'").pluck().get(failing.runId)).toBe(0);
     expect(t.db.prepare("SELECT status FROM runs WHERE run_id = ?").pluck().get(failing.runId)).toBe("failed");
-    const next = await sync({ source: memorySource(() => data), store: t.store, claimsWindow: window });
+    const next = await syncStarted({ source: memorySource(() => data), store: t.store, claimsWindow: window });
     expect(next.status).toBe("succeeded");
     expect(next.resumedFrom).toBe(failing.runId);
     expect(stateToObject(snapshotState(t.db))).toEqual(stateToObject(expectedState(inWindow(data), TEST_PII_KEY)));
@@ -141,7 +141,7 @@ describe("sync engine against an in-memory source", () => {
   it("a page the store cannot apply fails the run, after the walks still going are done, and deletes nothing", async () => {
     const t = setup();
     let data = baseData();
-    await sync({ source: memorySource(() => data), store: t.store, claimsWindow: window });
+    await syncStarted({ source: memorySource(() => data), store: t.store, claimsWindow: window });
     data = baseData();
     data.members = data.members.slice(1); // m1 is gone: a delete, if the run could finish
     const inner = inProcessPort(t.store);
@@ -156,14 +156,14 @@ describe("sync engine against an in-memory source", () => {
         applied.push(scope.key);
       },
     };
-    const failed = await sync({ source: memorySource(() => data, { pageSize: 1 }), store: port, claimsWindow: window, groupConcurrency: 1 });
+    const failed = await syncStarted({ source: memorySource(() => data, { pageSize: 1 }), store: port, claimsWindow: window, groupConcurrency: 1 });
     expect(failed.status).toBe("failed");
     expect(failed.error?.message).toContain("disk I/O error (simulated)");
     // The walks after the failing one were still fetched and stored: every other scope's pages arrived.
     expect(new Set(applied)).toEqual(new Set(["designs", "groups", "members?groupId=G2", "claims?from=2026-01-01&groupId=G1&to=2026-03-31", "claims?from=2026-01-01&groupId=G2&to=2026-03-31"]));
     expect(t.db.prepare("SELECT status FROM runs WHERE run_id = ?").pluck().get(failed.runId)).toBe("failed");
     expect(t.db.prepare("SELECT COUNT(*) FROM changes WHERE op = 'delete'").pluck().get()).toBe(0);
-    const next = await sync({ source: memorySource(() => data), store: t.store, claimsWindow: window });
+    const next = await syncStarted({ source: memorySource(() => data), store: t.store, claimsWindow: window });
     expect(next.status).toBe("succeeded");
     expect(stateToObject(snapshotState(t.db))).toEqual(stateToObject(expectedState(inWindow(data), TEST_PII_KEY)));
   });
@@ -189,7 +189,7 @@ describe("sync engine against an in-memory source", () => {
         return mem.pages(resource, filters, o);
       },
     };
-    const report = await sync({ source, store: port, claimsWindow: window, resources: ["members"], groupConcurrency: 1 });
+    const report = await syncStarted({ source, store: port, claimsWindow: window, resources: ["members"], groupConcurrency: 1 });
     expect(report.status).toBe("succeeded");
     // With one slot, the second group's walk began while the first group's pages were still being stored.
     expect(events.indexOf("walk members?groupId=G2")).toBeLessThan(events.indexOf("stored members?groupId=G1"));
@@ -222,7 +222,7 @@ describe("sync engine against an in-memory source", () => {
         }
       },
     };
-    const report = await sync({ source, store: port, claimsWindow: window, resources: ["members"], groupConcurrency: 4 });
+    const report = await syncStarted({ source, store: port, claimsWindow: window, resources: ["members"], groupConcurrency: 4 });
     expect(report.status).toBe("succeeded");
     expect(fetched).toBeGreaterThan(240);
     // 48 pages in flight to the store, plus the page each walk holds while it waits for room.
@@ -235,17 +235,17 @@ describe("sync engine against an in-memory source", () => {
     let data = baseData();
     data.claims = Array.from({ length: 120 }, (_, i) => claim(`k${String(i).padStart(3, "0")}`, "G1", "2026-02-01"));
     const source = memorySource(() => data, { pageSize: 50 });
-    await sync({ source, store: t.store, claimsWindow: window });
+    await syncStarted({ source, store: t.store, claimsWindow: window });
     const before = snapshotState(t.db);
     data = { ...baseData(), claims: data.claims.slice(0, 20) };
     data.members[0]!.firstName = "Changed";
-    const blocked = await sync({ source, store: t.store, claimsWindow: window });
+    const blocked = await syncStarted({ source, store: t.store, claimsWindow: window });
     expect(blocked.status).toBe("failed");
     expect(blocked.error?.code).toBe("DELETE_GUARD");
     expect(blocked.error?.message).toMatch(/claims: 100 of 120 \(83\.3%\).*--allow-deletes/);
     expect(stateToObject(snapshotState(t.db))).toEqual(stateToObject(before));
     expect(recordedChanges(t.db, blocked.runId)).toEqual([]);
-    const allowed = await sync({ source, store: t.store, claimsWindow: window, deletePolicy: { allowDeletes: true } });
+    const allowed = await syncStarted({ source, store: t.store, claimsWindow: window, deletePolicy: { allowDeletes: true } });
     expect(allowed.status).toBe("succeeded");
     expect(allowed.resources.claims?.deleted).toBe(100);
   });
@@ -254,11 +254,11 @@ describe("sync engine against an in-memory source", () => {
     const t = setup();
     let data = baseData();
     const source = memorySource(() => data);
-    await sync({ source, store: t.store, claimsWindow: window });
+    await syncStarted({ source, store: t.store, claimsWindow: window });
     data = baseData();
     data.members = data.members.filter((m) => m.id !== "m2");
     data.members.splice(1, 0, { firstName: "NoId", ssn: "999-88-7777", coverages: [cov("cx", "G1")] });
-    const r = await sync({ source, store: t.store, claimsWindow: window });
+    const r = await syncStarted({ source, store: t.store, claimsWindow: window });
     expect(r.status).toBe("succeeded");
     expect(r.resources.members?.quarantined).toBe(1);
     expect(recordedChanges(t.db, r.runId).filter((c) => c.includes("delete"))).toEqual([]);
@@ -271,13 +271,13 @@ describe("sync engine against an in-memory source", () => {
     const t = setup();
     let data = baseData();
     const source = memorySource(() => data);
-    await sync({ source, store: t.store, claimsWindow: window });
+    await syncStarted({ source, store: t.store, claimsWindow: window });
     data = baseData();
     data.designs = [];
-    const r2 = await sync({ source, store: t.store, claimsWindow: window, resources: ["designs"] });
+    const r2 = await syncStarted({ source, store: t.store, claimsWindow: window, resources: ["designs"] });
     expect(recordedChanges(t.db, r2.runId)).toEqual(["designs delete d1"]);
     data = baseData();
-    const r3 = await sync({ source, store: t.store, claimsWindow: window, resources: ["designs"] });
+    const r3 = await syncStarted({ source, store: t.store, claimsWindow: window, resources: ["designs"] });
     expect(recordedChanges(t.db, r3.runId)).toEqual(["designs insert d1"]);
     const history = t.db.prepare("SELECT valid_from_run, valid_to_run FROM designs_history WHERE id = 'd1' ORDER BY valid_from_run").all();
     expect(history).toEqual([
@@ -291,11 +291,11 @@ describe("sync engine against an in-memory source", () => {
     let data = baseData();
     const source = memorySource(() => data);
     const policy = { absenceRuns: 2 };
-    await sync({ source, store: t.store, claimsWindow: window, deletePolicy: policy, resources: ["designs"] });
+    await syncStarted({ source, store: t.store, claimsWindow: window, deletePolicy: policy, resources: ["designs"] });
     data = { ...baseData(), designs: [] };
-    const r2 = await sync({ source, store: t.store, claimsWindow: window, deletePolicy: policy, resources: ["designs"] });
+    const r2 = await syncStarted({ source, store: t.store, claimsWindow: window, deletePolicy: policy, resources: ["designs"] });
     expect(recordedChanges(t.db, r2.runId)).toEqual([]);
-    const r3 = await sync({ source, store: t.store, claimsWindow: window, deletePolicy: policy, resources: ["designs"] });
+    const r3 = await syncStarted({ source, store: t.store, claimsWindow: window, deletePolicy: policy, resources: ["designs"] });
     expect(recordedChanges(t.db, r3.runId)).toEqual(["designs delete d1"]);
   });
 
@@ -303,13 +303,13 @@ describe("sync engine against an in-memory source", () => {
     const t = setup();
     let data = baseData();
     const source = memorySource(() => data);
-    await sync({ source, store: t.store, claimsWindow: window });
+    await syncStarted({ source, store: t.store, claimsWindow: window });
     const runsBefore = t.db.prepare("SELECT COUNT(*) FROM runs").pluck().get();
     const before = snapshotState(t.db);
     data = baseData();
     data.members[0]!.firstName = "Dry";
     data.designs = [];
-    const r = await sync({ source, store: t.store, claimsWindow: window, dryRun: true });
+    const r = await syncStarted({ source, store: t.store, claimsWindow: window, dryRun: true });
     expect(r.dryRun).toBe(true);
     expect(r.resources.members?.updated).toBe(1);
     expect(r.resources.designs?.deleted).toBe(1);

@@ -1,0 +1,57 @@
+/**
+ * The ids a walk has seen, kept on disk so that a resumed walk can still prove deletes. Members,
+ * which one walk can list twice (a member in two groups), are kept one row per id to tell the
+ * first sighting from the second; other resources one row per page, appended (cheaper, and each
+ * of their ids is listed once per walk).
+ */
+import type { Database, Statement } from "better-sqlite3";
+import type { WalkedResource } from "./resources.js";
+
+export class SeenIds {
+  private readonly batch: Statement;
+  private readonly page: Statement;
+
+  constructor(private readonly db: Database) {
+    this.batch = db.prepare("INSERT OR IGNORE INTO _seen (resource, id) SELECT ?, value FROM json_each(?) RETURNING id").pluck();
+    this.page = db.prepare("INSERT INTO _seen_pages (resource, ids) VALUES (?, ?)");
+  }
+
+  /** Mark members seen; returns the ids seen for the first time in this walk. */
+  firstSightings(resource: "members", idsJson: string): Set<string> {
+    return new Set(this.batch.all(resource, idsJson) as string[]);
+  }
+
+  /** Mark a page of a resource other than members seen. */
+  markPage(resource: Exclude<WalkedResource, "members">, idsJson: string): void {
+    this.page.run(resource, idsJson);
+  }
+
+  /** How many ids of a resource the walk has seen. */
+  count(resource: WalkedResource): number {
+    return this.db
+      .prepare(resource === "members" ? "SELECT COUNT(*) FROM _seen WHERE resource = ?" : "SELECT COALESCE(SUM(json_array_length(ids)), 0) FROM _seen_pages WHERE resource = ?")
+      .pluck()
+      .get(resource) as number;
+  }
+
+  /**
+   * Forget every sighting: a new walk begins (seen ids of an abandoned walk prove nothing). The
+   * children an abandoned walk found gone were never deleted, while their parents' fingerprints
+   * already say "read": those parents lose their fingerprint, so the next walk reads them again.
+   */
+  clear(): void {
+    this.db.exec(`
+      UPDATE _groups_v SET fp = NULL WHERE valid_to_run IS NULL AND id IN (
+        SELECT v.part FROM _child_gone g JOIN _plans_v v ON v.vid = g.vid WHERE g.resource = 'plans');
+      UPDATE _members_v SET fp = NULL WHERE valid_to_run IS NULL AND id IN (
+        SELECT v.part FROM _child_gone g JOIN _coverages_v v ON v.vid = g.vid WHERE g.resource = 'coverages');
+      DELETE FROM _seen; DELETE FROM _seen_pages; DELETE FROM _child_gone;`);
+  }
+}
+
+/** SQL for the ids a run has seen of a resource (one `?` parameter: the resource). */
+export function seenIdsSql(resource: WalkedResource): string {
+  return resource === "members"
+    ? "SELECT id FROM _seen WHERE resource = ?"
+    : "SELECT j.value FROM _seen_pages p, json_each(p.ids) j WHERE p.resource = ?";
+}
