@@ -5,6 +5,13 @@ import type { CliIo, GlobalOptions } from "./context.js";
 import { parserFor } from "./option-parsers.js";
 import { packageVersion } from "./version.js";
 
+/** Which service commands talk to: never guessed (a missing setting once meant the sandbox). */
+const SERVICE_HELP = `
+Service: none is assumed. Set BENEFITS_BASE_URL and BENEFITS_API_KEY (or
+"environment" and "environments" in the config file), or pass --env sandbox
+for the embedded sandbox (demo needs nothing). A snapshot syncs from the
+service it was first synced from, and refuses any other.`;
+
 /** What parsing selected: a command from the table with its options. */
 export interface Selection {
   readonly spec: CommandSpec;
@@ -29,7 +36,9 @@ export function buildProgram(io: CliIo): { program: Command; selected: () => Sel
     .option("--config <file>", "config file (default: ./benefits-sync.config.json)")
     .option("--db <file>", "SQLite snapshot file (env BENEFITS_DB, default ./benefits-sync.db)")
     .option("--base-url <url>", "the service's base URL (env BENEFITS_BASE_URL); overrides --env")
-    .addOption(new Option("--env <name>", "named environment (env BENEFITS_ENV)").choices(["production", "demo", "sandbox"]))
+    .addOption(
+      new Option("--env <name>", "named environment (env BENEFITS_ENV); sandbox means the embedded sandbox").choices(["production", "demo", "sandbox"]),
+    )
     .option("--json", "print one JSON object on stdout")
     .option("--quiet", "print only problems")
     .configureHelp({ showGlobalOptions: true })
@@ -51,6 +60,7 @@ export function buildProgram(io: CliIo): { program: Command; selected: () => Sel
       selection = { spec, options: command.opts(), globals: command.optsWithGlobals() as GlobalOptions };
     });
   }
+  program.addHelpText("after", SERVICE_HELP);
   program.addHelpText("after", `\nExit status: 0 success, 1 the run failed, 2 bad usage or configuration.\n`);
   return { program, selected: () => selection };
 }

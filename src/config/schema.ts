@@ -73,6 +73,8 @@ const Sync = z.strictObject({
   /** A run that would delete more than this share of a resource's rows stops (DeleteGuardError). */
   maxDeleteShare: z.number({ error: share }).min(0, { error: share }).max(1, { error: share }).default(0.1),
   maxDeleteCount: nonNegativeInt().default(50),
+  /** A complete scope that listed nothing while at least this many of its records would go fails the run. */
+  emptyScopeMin: positiveInt().default(5),
   /** How many complete runs a record must be absent from before it counts as deleted. */
   absenceRuns: positiveInt().default(1),
   groupConcurrency: positiveInt().default(4),
@@ -80,7 +82,7 @@ const Sync = z.strictObject({
 
 /**
  * The configuration schema. Input is what the file, the environment and the flags provide;
- * output has every default filled in.
+ * output has every default filled in, except the service, which has none.
  *
  * @example
  * const config = Config.parse({ baseUrl: "https://demo.example", apiKey: "k" });
@@ -88,7 +90,10 @@ const Sync = z.strictObject({
  */
 export const Config = z
   .strictObject({
-    /** Absent: "sandbox" when neither a base URL nor a key is given, else "production". */
+    /**
+     * No default: which service a command talks to is never guessed (see `resolveService`).
+     * `sandbox` is the embedded sandbox, used only when named.
+     */
     environment: z.enum(ENVIRONMENTS, { error: oneOf(ENVIRONMENTS) }).optional(),
     /** Base URLs of the named environments; no real host is hard-coded. */
     environments: z.strictObject({ production: httpUrl().optional(), demo: httpUrl().optional() }).prefault({}),
@@ -103,11 +108,7 @@ export const Config = z
     http: Http.prefault({}),
     resources: Resources.prefault({}),
     sync: Sync.prefault({}),
-  })
-  .transform((c) => ({
-    ...c,
-    environment: c.environment ?? (c.baseUrl || c.apiKey ? "production" : "sandbox"),
-  }));
+  });
 
 /** What the loader accepts: every key optional, values as in the config file. */
 export type ConfigInput = z.input<typeof Config>;

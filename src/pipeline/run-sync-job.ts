@@ -1,13 +1,14 @@
 import { createClient } from "../api/client.js";
 import type { Logger } from "../api/logger.js";
 import { clientOptionsFromConfig } from "../config/client-options.js";
-import { resolveService } from "../config/resolve-service.js";
-import type { Config } from "../config/schema.js";
+import { resolveService, type ServiceTarget } from "../config/resolve-service.js";
+import type { Config, EnvironmentName } from "../config/schema.js";
 import type { PiiMode } from "../store/pii.js";
 import type { WalkedResource } from "../store/resources.js";
 import { rollingWindow, type ClaimsWindow } from "../extract/scopes.js";
 import { writeRunCsv, type RunCsvResult } from "../sinks/csv/write-run-csv.js";
 import { openDatabase } from "../store/database.js";
+import { checkSnapshotService, describeServiceIdentity, serviceIdentity, type ServiceIdentity } from "../store/service-identity.js";
 import { openSnapshot } from "./open-snapshot.js";
 import { sync, type RunReport, type SyncProgress } from "./sync.js";
 
@@ -28,8 +29,11 @@ export interface SyncJobOptions {
   readonly signal?: AbortSignal;
   /** Write the run's deltas as CSV under `outDir/<run_id>/` when the run succeeds. */
   readonly outDir?: string;
-  /** Overrides the configured service (the demo passes its in-process sandbox). */
-  readonly service?: { readonly baseUrl: string; readonly apiKey: string };
+  /**
+   * Overrides the configured service (e.g. an in-process sandbox). The snapshot records it like a
+   * configured one: by `environment` and `baseUrl`, or as `sandbox` when `environment` is "sandbox".
+   */
+  readonly service?: { readonly baseUrl: string; readonly apiKey: string; readonly environment?: EnvironmentName };
 }
 
 /** The claims window of a run: the flags, else the rolling lookback ending today. */
@@ -38,27 +42,42 @@ export function claimsWindowFor(config: Config, since?: string, until?: string, 
   return { from: since ?? rolling.from, to: until ?? rolling.to };
 }
 
+/** The identity of a service passed in `opts.service`: its URL, or `sandbox` when it says it is one. */
+function overrideIdentity(s: NonNullable<SyncJobOptions["service"]>): ServiceIdentity {
+  return serviceIdentity(s.environment === "sandbox" ? { kind: "sandbox" } : { kind: "remote", environment: s.environment, baseUrl: s.baseUrl });
+}
+
 /**
- * One sync run from a configuration: resolves the service (the embedded sandbox when none is
- * configured), opens the snapshot, runs {@link sync}, and closes everything. Never throws for a
- * failed walk: the report says so.
+ * One sync run from a configuration: resolves the service (a ConfigError when none is configured;
+ * the embedded sandbox only when named), checks that the snapshot copies that service (a
+ * ConfigError, and nothing changed, when it copies another), opens the snapshot, runs
+ * {@link sync}, and closes everything. Never throws for a failed walk: the report says so.
  */
 export async function runSyncJob(opts: SyncJobOptions): Promise<RunReport & { deltas?: RunCsvResult }> {
   const { config } = opts;
-  let service = opts.service;
+  // Both checks come before anything starts: a refused run leaves the snapshot as it was.
+  const target: ServiceTarget | { readonly kind: "given"; readonly given: NonNullable<SyncJobOptions["service"]> } = opts.service
+    ? { kind: "given", given: opts.service }
+    : resolveService(config);
+  const identity = target.kind === "given" ? overrideIdentity(target.given) : serviceIdentity(target);
+  if (checkSnapshotService(config.db, identity, { record: !opts.dryRun }) === "adopted") {
+    opts.onNotice?.(
+      `This snapshot did not record which service it copies (it predates that): it now copies ${describeServiceIdentity(identity)}. ` +
+        "If its earlier runs came from another service, start a new snapshot with --db.",
+    );
+  }
   let stopSandbox: (() => Promise<void>) | undefined;
   let today = opts.today;
-  if (!service) {
-    const target = resolveService(config);
-    if (target.kind === "remote") service = { baseUrl: target.baseUrl, apiKey: target.apiKey };
-    else {
-      const { startSandbox } = await import("../sandbox/index.js");
-      const sandbox = await startSandbox({});
-      stopSandbox = () => sandbox.close();
-      service = { baseUrl: sandbox.baseUrl, apiKey: sandbox.keys.full };
-      // The embedded sandbox lives on its own simulated calendar: the claims window follows it.
-      today ??= new Date(`${sandbox.today}T00:00:00Z`);
-    }
+  let service: { readonly baseUrl: string; readonly apiKey: string };
+  if (target.kind === "given") service = { baseUrl: target.given.baseUrl, apiKey: target.given.apiKey };
+  else if (target.kind === "remote") service = { baseUrl: target.baseUrl, apiKey: target.apiKey };
+  else {
+    const { startSandbox } = await import("../sandbox/index.js");
+    const sandbox = await startSandbox({});
+    stopSandbox = () => sandbox.close();
+    service = { baseUrl: sandbox.baseUrl, apiKey: sandbox.keys.full };
+    // The embedded sandbox lives on its own simulated calendar: the claims window follows it.
+    today ??= new Date(`${sandbox.today}T00:00:00Z`);
   }
   const client = createClient({ ...clientOptionsFromConfig(config), ...service, ...(opts.logger ? { logger: opts.logger } : {}) });
   let snapshot: Awaited<ReturnType<typeof openSnapshot>> | undefined;
@@ -77,6 +96,7 @@ export async function runSyncJob(opts: SyncJobOptions): Promise<RunReport & { de
       deletePolicy: {
         maxDeleteShare: config.sync.maxDeleteShare,
         maxDeleteCount: config.sync.maxDeleteCount,
+        emptyScopeMin: config.sync.emptyScopeMin,
         absenceRuns: config.sync.absenceRuns,
         allowDeletes: opts.allowDeletes ?? false,
       },

@@ -1,6 +1,7 @@
 /**
  * `benefits-sync doctor`: check the key and each read endpoint once, against the configured
- * service or the embedded sandbox. Exit 0 when every check passes, 1 otherwise.
+ * service, or the embedded sandbox when asked for by name (`--env sandbox`). No service
+ * configured is a ConfigError (exit 2). Exit 0 when every check passes, 1 otherwise.
  */
 import { clientOptionsFromConfig, resolveService } from "../../config/index.js";
 import type { CommandContext } from "../context.js";

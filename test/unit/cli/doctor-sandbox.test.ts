@@ -47,8 +47,8 @@ describe("benefits-sync doctor (sandbox)", () => {
     expect(r.stdout).not.toContain("not-a-sandbox-key");
   });
 
-  it("no configuration at all: doctor checks the embedded sandbox, exit 0", async () => {
-    const r = await runCli(["doctor", "--json"], { env: {}, cwd: "/nonexistent-cwd" });
+  it("--env sandbox: doctor checks the embedded sandbox, exit 0", async () => {
+    const r = await runCli(["doctor", "--env", "sandbox", "--json"], { env: {}, cwd: "/nonexistent-cwd" });
     expect(r.code).toBe(ExitCode.OK);
     const out = JSON.parse(r.stdout) as { service: string; ok: boolean };
     expect(out.service).toMatch(/^embedded sandbox \(http:\/\/127\.0\.0\.1:\d+\)$/);

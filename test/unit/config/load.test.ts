@@ -28,9 +28,9 @@ function configError(fn: () => unknown): ConfigError {
 }
 
 describe("loadConfig", () => {
-  it("fills every default and targets the embedded sandbox with no settings at all", () => {
+  it("fills every default with no settings at all, but names no service", () => {
     const c = loadConfig({ cwd: dir, env: {} });
-    expect(c.environment).toBe("sandbox");
+    expect(c.environment).toBeUndefined();
     expect(c.db).toBe(path.join(dir, "benefits-sync.db"));
     expect(c.pii).toBe("token");
     expect(c.webhookSecrets).toEqual([]);
@@ -44,12 +44,12 @@ describe("loadConfig", () => {
     });
     expect(c.resources.members).toEqual({ idField: "id" });
     expect(c.resources.claims).toEqual({ idField: "id", dateParams: { from: "serviceDateFrom", to: "serviceDateTo" }, lookbackDays: 90 });
-    expect(c.sync).toEqual({ maxDeleteShare: 0.1, maxDeleteCount: 50, absenceRuns: 1, groupConcurrency: 4 });
+    expect(c.sync).toEqual({ maxDeleteShare: 0.1, maxDeleteCount: 50, emptyScopeMin: 5, absenceRuns: 1, groupConcurrency: 4 });
   });
 
-  it("defaults the environment to production once a base URL or a key is given", () => {
-    expect(loadConfig({ cwd: dir, env: { BENEFITS_API_KEY: "key-123456" } }).environment).toBe("production");
-    expect(loadConfig({ cwd: dir, env: { BENEFITS_BASE_URL: "https://svc.test" } }).environment).toBe("production");
+  it("keeps the environment as named, and invents none from a base URL or a key", () => {
+    expect(loadConfig({ cwd: dir, env: { BENEFITS_API_KEY: "key-123456" } }).environment).toBeUndefined();
+    expect(loadConfig({ cwd: dir, env: { BENEFITS_BASE_URL: "https://svc.test" } }).environment).toBeUndefined();
     expect(loadConfig({ cwd: dir, env: { BENEFITS_ENV: "demo" } }).environment).toBe("demo");
   });
 

@@ -5,13 +5,14 @@ import { ConfigError } from "../../../src/errors.js";
 const load = (env: Record<string, string>, flags = {}) => loadConfig({ cwd: "/nonexistent-dir-for-test", env, flags });
 
 describe("resolveService", () => {
-  it("targets the embedded sandbox when nothing is configured", () => {
-    expect(resolveService(load({}))).toEqual({ kind: "sandbox", embeddedSandbox: true });
+  it("targets the embedded sandbox only when asked for by name", () => {
+    expect(resolveService(load({ BENEFITS_ENV: "sandbox" }))).toEqual({ kind: "sandbox", embeddedSandbox: true });
+    expect(() => resolveService(load({}))).toThrow(ConfigError);
   });
 
   it("uses the base URL over the named environment, without a trailing slash", () => {
     const c = load({ BENEFITS_BASE_URL: "https://svc.test/api/", BENEFITS_API_KEY: "key-abcdef", BENEFITS_ENV: "sandbox" });
-    expect(resolveService(c)).toEqual({ kind: "remote", baseUrl: "https://svc.test/api", apiKey: "key-abcdef" });
+    expect(resolveService(c)).toEqual({ kind: "remote", environment: "sandbox", baseUrl: "https://svc.test/api", apiKey: "key-abcdef" });
   });
 
   it("resolves a named environment from `environments`", () => {
