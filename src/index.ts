@@ -32,18 +32,28 @@ export { scopeOf } from "./store/scopes.js";
 export type { Scope } from "./store/scopes.js";
 export type { ResourceCounts } from "./store/counts.js";
 export { sync } from "./pipeline/sync.js";
-export type { RunReport, SyncOptions, SyncProgress } from "./pipeline/sync.js";
+export type { RunReport, StartedRunReport, NotStartedReport, SyncOptions, SyncProgress } from "./pipeline/sync.js";
+export { abandonRun } from "./store/run-lease.js";
+export { serviceIdentity, checkServiceIdentity, describeServiceIdentity } from "./store/service-identity.js";
+export type { ServiceIdentity } from "./store/service-identity.js";
 export { runSyncJob, claimsWindowFor } from "./pipeline/run-sync-job.js";
 export type { SyncJobOptions } from "./pipeline/run-sync-job.js";
 export { rollingWindow } from "./extract/scopes.js";
 export type { ClaimsWindow } from "./extract/scopes.js";
 export type { PageSource } from "./extract/page-source.js";
 
-// Deltas.
+// Deltas: per run (export), and per output through the delivery ledger (sync --out).
 export { writeRunCsv } from "./sinks/csv/write-run-csv.js";
 export type { RunCsvResult, ManifestFile } from "./sinks/csv/write-run-csv.js";
-export { runDeltas, deliveryRuns } from "./sinks/run-deltas.js";
-export type { Delta } from "./sinks/run-deltas.js";
+export { deliverCsv, csvOutput } from "./sinks/csv/deliver-csv.js";
+export type { CsvDelivery } from "./sinks/csv/deliver-csv.js";
+export { writeCsvFolder } from "./sinks/csv/csv-folder.js";
+export type { CsvFolder } from "./sinks/csv/csv-folder.js";
+export type { Manifest } from "./sinks/csv/manifest.js";
+export { deliver, pendingRuns, settleInterrupted } from "./sinks/ledger.js";
+export type { DeliveryOutcome, InterruptedDelivery } from "./sinks/ledger.js";
+export { runDeltas } from "./sinks/run-deltas.js";
+export type { Delta, DeltaOp } from "./sinks/run-deltas.js";
 
 // The sandbox.
 export { startSandbox } from "./sandbox/index.js";

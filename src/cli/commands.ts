@@ -44,7 +44,10 @@ export const COMMANDS: readonly CommandSpec[] = [
         parse: "date",
       },
       { flags: "--claims-until <date>", description: "last claim service date to walk (YYYY-MM-DD; default: today)", parse: "date" },
-      { flags: "--out <dir>", description: "write this run's deltas under DIR/<run_id>/" },
+      {
+        flags: "--out <dir>",
+        description: "after a successful run, deliver every change DIR has not received yet as DIR/<run_id>/ (CSV); a failed delivery exits 1 and the next run retries it",
+      },
       { flags: "--dry-run", description: "walk and diff, but record nothing" },
       { flags: "--allow-deletes", description: "apply deletions beyond the delete guard's limits" },
       { flags: "--pii <mode>", description: "token (default) or keep: store plain SSNs only when asked for by name" },
@@ -53,9 +56,32 @@ export const COMMANDS: readonly CommandSpec[] = [
   },
   {
     name: "runs",
-    summary: "the run history",
-    options: [{ flags: "--limit <n>", description: "show the last N runs", parse: "positiveInt" }],
+    summary: "the run history; --abandon N ends a run that is known to be dead",
+    description:
+      "The run history, newest first. A run holds the snapshot by a lease it renews while it works; a run that was " +
+      "killed is marked failed by the next run once its lease (2 minutes) lapses. `--abandon N` ends run N now, when you " +
+      "know its process is gone: it is recorded failed (its walk can be resumed) and the snapshot is free. Exit 2 when " +
+      "run N does not exist or is not running.",
+    options: [
+      { flags: "--limit <n>", description: "show the last N runs", parse: "positiveInt" },
+      { flags: "--abandon <run>", description: "record running run N as failed (only when its process is known to be gone)", parse: "positiveInt" },
+    ],
     load: () => import("./commands/runs.js"),
+  },
+  {
+    name: "export",
+    summary: "(re)write one run's deltas: the same run exported twice gives the same bytes",
+    description:
+      "Write exactly the changes run N recorded (any finished run, a failed one included) as DIR/N/: one CSV file per " +
+      "resource and child list, and manifest.json with each file's row count and SHA-256. The same run exported twice " +
+      "gives the same bytes. It does not count as a delivery: what sync --out delivers is unchanged. Exit 0 when written, " +
+      "1 when the folder could not be written, 2 for bad usage (an unknown run, another format).",
+    options: [
+      { flags: "--run <n>", description: "the run to export (see `benefits-sync runs`)", parse: "positiveInt" },
+      { flags: "--out <dir>", description: "write under DIR/<run_id>/ (DIR is created if missing; its parent must exist)" },
+      { flags: "--format <format>", description: "csv (default; jsonl and parquet are planned)" },
+    ],
+    load: () => import("./commands/export.js"),
   },
   {
     name: "demo",

@@ -1,11 +1,17 @@
 import type { RunReport } from "../pipeline/sync.js";
+import type { CsvDelivery } from "../sinks/csv/deliver-csv.js";
 import type { CommandContext } from "./context.js";
+
+type Ctx = Pick<CommandContext, "stdout" | "stderr" | "globals">;
 
 /**
  * Print a run's report: a short table for people, or with `--json` one JSON object as the last
- * line of stdout (the contract's shape), for scripts.
+ * line of stdout (the contract's shape), for scripts. With a delivery (`sync --out`), the object
+ * also has `delivery` ({status, runs, dir?, error?}) and, when it was delivered, `deltas` (the folder).
  */
-export function printRunReport(ctx: Pick<CommandContext, "stdout" | "stderr" | "globals">, report: RunReport & { deltas?: { dir: string } }): void {
+export function printRunReport(ctx: Ctx, report: RunReport & { delivery?: CsvDelivery }): void {
+  const delivery = report.delivery;
+  const folder = delivery?.status === "delivered" ? delivery.value : undefined;
   if (ctx.globals.json) {
     ctx.stdout.write(
       `${JSON.stringify({
@@ -16,18 +22,48 @@ export function printRunReport(ctx: Pick<CommandContext, "stdout" | "stderr" | "
         resources: report.resources,
         ...(report.error ? { error: report.error } : {}),
         durationMs: report.durationMs,
-        ...(report.deltas ? { deltas: report.deltas.dir } : {}),
+        ...(folder ? { deltas: folder.dir } : {}),
+        ...(delivery
+          ? {
+              delivery: {
+                status: delivery.status,
+                runs: delivery.runs,
+                ...(folder ? { dir: folder.dir } : { outDir: delivery.outDir }),
+                ...(delivery.error ? { error: delivery.error } : {}),
+              },
+            }
+          : {}),
       })}\n`,
     );
-    return;
+  } else {
+    const head = report.status === "busy"
+      ? "No run started: another run holds this snapshot (nothing was changed; exit 75, try again later)"
+      : report.runId === null
+      ? "No run started: the snapshot could not be claimed (nothing was changed)"
+      : report.dryRun
+      ? `Dry run (nothing recorded): ${report.status === "succeeded" ? "it would change" : "it failed"}`
+      : `Run ${report.runId} ${report.status}${report.resumedFrom !== undefined ? ` (resumed run ${report.resumedFrom})` : ""} in ${(report.durationMs / 1000).toFixed(1)} s`;
+    const rows = Object.entries(report.resources).map(
+      ([r, c]) => `  ${r.padEnd(10)} ${String(c.seen).padStart(8)} seen ${String(c.inserted).padStart(7)} inserted ${String(c.updated).padStart(7)} updated ${String(c.deleted).padStart(7)} deleted ${String(c.unchanged).padStart(8)} unchanged${c.quarantined ? `  ${c.quarantined} quarantined` : ""}`,
+    );
+    const out = report.status === "succeeded" ? ctx.stdout : ctx.stderr;
+    out.write(`${[head, ...rows].join("\n")}\n`);
+    if (report.error) ctx.stderr.write(`error (${report.error.code}): ${report.error.message}\n`);
+    if (folder) {
+      const changed = folder.files.filter((f) => f.rows > 0);
+      ctx.stdout.write(
+        `Deltas: ${folder.dir} (${runsText(folder.runs)}: ${changed.length ? changed.map((f) => `${f.file} ${f.rows} row${f.rows === 1 ? "" : "s"}`).join(", ") : "no changes"})\n`,
+      );
+    }
   }
-  const head = report.dryRun
-    ? `Dry run (nothing recorded): ${report.status === "succeeded" ? "it would change" : "it failed"}`
-    : `Run ${report.runId} ${report.status}${report.resumedFrom !== undefined ? ` (resumed run ${report.resumedFrom})` : ""} in ${(report.durationMs / 1000).toFixed(1)} s`;
-  const rows = Object.entries(report.resources).map(
-    ([r, c]) => `  ${r.padEnd(10)} ${String(c.seen).padStart(8)} seen ${String(c.inserted).padStart(7)} inserted ${String(c.updated).padStart(7)} updated ${String(c.deleted).padStart(7)} deleted ${String(c.unchanged).padStart(8)} unchanged${c.quarantined ? `  ${c.quarantined} quarantined` : ""}`,
-  );
-  const out = report.status === "succeeded" ? ctx.stdout : ctx.stderr;
-  out.write(`${[head, ...rows].join("\n")}\n`);
-  if (report.error) ctx.stderr.write(`error (${report.error.code}): ${report.error.message}\n`);
+  // A failed delivery is a problem whatever the output mode: say what, where, and what happens next.
+  if (delivery?.status === "failed") {
+    const pending = delivery.runs.length ? `the changes of ${runsText(delivery.runs)} stay pending for ${delivery.outDir}` : `nothing was sent to ${delivery.outDir}`;
+    ctx.stderr.write(
+      `Deltas not delivered: ${delivery.error?.message ?? "unknown error"} [${delivery.error?.code ?? "DELIVERY"}]\n` +
+        `Run ${report.runId} ${report.status} and is recorded; ${pending}, and the next \`sync --out\` to it delivers them.\n`,
+    );
+  }
 }
+
+const runsText = (runs: readonly number[]): string => (runs.length === 1 ? `run ${runs[0]}` : `runs ${runs.join(", ")}`);

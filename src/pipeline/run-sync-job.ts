@@ -6,7 +6,8 @@ import type { Config, EnvironmentName } from "../config/schema.js";
 import type { PiiMode } from "../store/pii.js";
 import type { WalkedResource } from "../store/resources.js";
 import { rollingWindow, type ClaimsWindow } from "../extract/scopes.js";
-import { writeRunCsv, type RunCsvResult } from "../sinks/csv/write-run-csv.js";
+import type { CsvFolder } from "../sinks/csv/csv-folder.js";
+import { deliverCsv, type CsvDelivery } from "../sinks/csv/deliver-csv.js";
 import { openDatabase } from "../store/database.js";
 import { checkSnapshotService, describeServiceIdentity, serviceIdentity, type ServiceIdentity } from "../store/service-identity.js";
 import { openSnapshot } from "./open-snapshot.js";
@@ -53,7 +54,7 @@ function overrideIdentity(s: NonNullable<SyncJobOptions["service"]>): ServiceIde
  * ConfigError, and nothing changed, when it copies another), opens the snapshot, runs
  * {@link sync}, and closes everything. Never throws for a failed walk: the report says so.
  */
-export async function runSyncJob(opts: SyncJobOptions): Promise<RunReport & { deltas?: RunCsvResult }> {
+export async function runSyncJob(opts: SyncJobOptions): Promise<RunReport & { delivery?: CsvDelivery; deltas?: CsvFolder }> {
   const { config } = opts;
   // Both checks come before anything starts: a refused run leaves the snapshot as it was.
   const target: ServiceTarget | { readonly kind: "given"; readonly given: NonNullable<SyncJobOptions["service"]> } = opts.service
@@ -104,11 +105,16 @@ export async function runSyncJob(opts: SyncJobOptions): Promise<RunReport & { de
       ...(opts.onProgress ? { onProgress: opts.onProgress } : {}),
       ...(opts.signal ? { signal: opts.signal } : {}),
     });
+    // Only after a successful run: a failed run's committed changes stay pending for the output
+    // and ride with the next successful delivery (the ledger, src/sinks/ledger.ts).
     if (opts.outDir === undefined || report.status !== "succeeded" || report.dryRun) return report;
     // The run's final commit is already durable (synchronous=FULL) when its deltas are read.
     const db = openDatabase(config.db);
     try {
-      return { ...report, deltas: writeRunCsv(db, report.runId, opts.outDir) };
+      // Every change `outDir` has not received, as outDir/<run_id>/. Never throws: a failed
+      // delivery is in the outcome (the run stays succeeded; the CLI exits 1).
+      const delivery = await deliverCsv(db, opts.outDir, report.runId);
+      return { ...report, delivery, ...(delivery.status === "delivered" && delivery.value ? { deltas: delivery.value } : {}) };
     } finally {
       db.close();
     }

@@ -1,7 +1,10 @@
 /**
  * `benefits-sync sync`: one run (walk, diff, record). Exit 0 when the run succeeded, 1 when it
- * failed (it is recorded as failed and deleted nothing), 2 for bad usage or configuration.
+ * failed (it is recorded as failed and deleted nothing), 2 for bad usage or configuration. With
+ * `--out DIR`, a successful run then delivers every change DIR has not received as DIR/<run_id>/;
+ * a failed delivery exits 1 (the run stays succeeded, and the next `sync --out DIR` retries it).
  */
+import { resolve } from "node:path";
 import { ConfigError } from "../../errors.js";
 import type { PiiMode } from "../../store/pii.js";
 import { WalkedResources, type WalkedResource } from "../../store/resources.js";
@@ -38,7 +41,8 @@ export async function run(ctx: CommandContext): Promise<number> {
       ...(o.claimsSince ? { claimsSince: o.claimsSince } : {}),
       ...(o.claimsUntil ? { claimsUntil: o.claimsUntil } : {}),
       dryRun: o.dryRun ?? false,
-      ...(o.out !== undefined ? { outDir: o.out } : {}),
+      // Relative to the working directory the command was given, which names the output.
+      ...(o.out !== undefined ? { outDir: resolve(ctx.cwd, o.out) } : {}),
       allowDeletes: o.allowDeletes ?? false,
       pii: config.pii as PiiMode,
       ...(progress ? { onProgress: (p) => progress.update(p) } : {}),
@@ -47,10 +51,9 @@ export async function run(ctx: CommandContext): Promise<number> {
     });
     progress?.finish();
     printRunReport(ctx, report);
-    if (report.deltas && !ctx.globals.json) {
-      ctx.stdout.write(`Deltas: ${report.deltas.dir} (${report.deltas.files.map((f) => `${f.file} ${f.rows}`).join(", ") || "no changes"})\n`);
-    }
-    return report.status === "succeeded" ? ExitCode.OK : ExitCode.RUN_FAILED;
+    if (report.status === "busy") return ExitCode.BUSY;
+    if (report.status !== "succeeded") return ExitCode.RUN_FAILED;
+    return report.delivery?.status === "failed" ? ExitCode.RUN_FAILED : ExitCode.OK;
   } finally {
     process.off("SIGINT", onSignal);
     process.off("SIGTERM", onSignal);

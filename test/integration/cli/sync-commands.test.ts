@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import BetterSqlite3 from "better-sqlite3";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -40,8 +41,12 @@ describe("benefits-sync sync / runs / demo", () => {
 
     const again = await runCli(["sync", ...window, "--json", "--quiet", "--out", join(dir, "deltas")], { env, cwd: dir });
     expect(lastJson(again.stdout)).toMatchObject({ runId: 2, status: "succeeded", deltas: join(dir, "deltas", "2") });
-    // Nothing changed: the manifest lists no files, and the directory still appears.
-    expect(JSON.parse(readFileSync(join(dir, "deltas", "2", "manifest.json"), "utf8")).files).toEqual([]);
+    // The first delivery to this output carries every change it has not received: run 1's inserts
+    // and run 2's nothing. Every file is there, header only when nothing changed.
+    const manifest = JSON.parse(readFileSync(join(dir, "deltas", "2", "manifest.json"), "utf8")) as { runs: number[]; files: { file: string; rows: number }[] };
+    expect(manifest.runs).toEqual([1, 2]);
+    expect(manifest.files.map((f) => f.file).sort()).toEqual(["claim_lines.csv", "claims.csv", "coverages.csv", "designs.csv", "groups.csv", "members.csv", "plans.csv"]);
+    expect(manifest.files.find((f) => f.file === "members.csv")!.rows).toBe(members.inserted);
     expect(((lastJson(again.stdout).resources as Record<string, Record<string, number>>).members!).inserted).toBe(0);
 
     const runs = await runCli(["runs", "--json"], { env, cwd: dir });
@@ -86,14 +91,61 @@ describe("benefits-sync sync / runs / demo", () => {
     const r = await runCli(["sync", ...window, "--json", "--quiet", "--config", join(dir, "none.json")], { env: down, cwd: dir });
     // --config pointing nowhere is a usage error: first prove that, then run without it.
     expect(r.code).toBe(ExitCode.USAGE);
-    const failed = await runCli(["sync", ...window, "--json", "--quiet"], { env: { ...down }, cwd: dir });
+    const failed = await runCli(["sync", ...window, "--json", "--quiet", "--out", join(dir, "down-deltas")], { env: { ...down }, cwd: dir });
     expect(failed.code).toBe(ExitCode.RUN_FAILED);
+    // A failed run delivers nothing: its committed changes ride with the next successful delivery.
+    expect(existsSync(join(dir, "down-deltas"))).toBe(false);
+    expect(lastJson(failed.stdout).delivery).toBeUndefined();
     const report = lastJson(failed.stdout);
     expect(report.status).toBe("failed");
     expect((report.error as { code: string }).code).toBe("TRANSPORT");
     expect(failed.stdout + failed.stderr).not.toContain(env.BENEFITS_API_KEY);
     const runs = await runCli(["runs", "--json"], { env: down, cwd: dir });
     expect((JSON.parse(runs.stdout) as { status: string }[])[0]!.status).toBe("failed");
+  }, 60_000);
+
+  it("sync --out: a failed delivery exits 1 and keeps the run succeeded; the next sync --out to that directory carries its changes", async () => {
+    const e = { ...env, BENEFITS_DB: join(dir, "deliver.db") };
+    const blocked = join(dir, "blocked");
+    writeFileSync(blocked, "a file where a directory should be");
+    const out = join(blocked, "deltas");
+    const first = await runCli(["sync", ...window, "--json", "--quiet", "--out", out], { env: e, cwd: dir });
+    expect(first.code).toBe(ExitCode.RUN_FAILED);
+    expect(lastJson(first.stdout)).toMatchObject({ runId: 1, status: "succeeded", delivery: { status: "failed", runs: [1] } });
+    expect(first.stderr).toContain(blocked);
+    expect(first.stderr).toMatch(/is a file, not a directory/);
+    expect(first.stderr).toMatch(/Fix: /);
+    expect(first.stderr).not.toMatch(/ENOTDIR|EEXIST|ENOENT/);
+    const runs = await runCli(["runs", "--json"], { env: e, cwd: dir });
+    expect((JSON.parse(runs.stdout) as { status: string }[])[0]!.status).toBe("succeeded");
+
+    await sb.advance();
+    const second = await runCli(["sync", ...window, "--quiet", "--out", out], { env: e, cwd: dir });
+    expect(second.code).toBe(ExitCode.RUN_FAILED);
+    expect(second.stderr).toMatch(/not delivered/);
+    expect(second.stderr).toMatch(/runs 1, 2/);
+
+    rmSync(blocked);
+    mkdirSync(blocked);
+    // A relative --out is the same output: it resolves against the working directory.
+    const third = await runCli(["sync", ...window, "--json", "--quiet", "--out", join("blocked", "deltas")], { env: e, cwd: dir });
+    expect(third.stderr).toBe("");
+    expect(third.code).toBe(ExitCode.OK);
+    expect(lastJson(third.stdout)).toMatchObject({ runId: 3, delivery: { status: "delivered", runs: [1, 2, 3] }, deltas: join(out, "3") });
+    const manifest = JSON.parse(readFileSync(join(out, "3", "manifest.json"), "utf8")) as { runs: number[]; files: { file: string; rows: number }[] };
+    const db = new BetterSqlite3(e.BENEFITS_DB, { readonly: true });
+    try {
+      for (const f of manifest.files.filter((x) => x.file !== "claim_lines.csv")) {
+        const recorded = db.prepare("SELECT COUNT(*) FROM changes WHERE resource = ?").pluck().get(f.file.replace(".csv", ""));
+        expect([f.file, f.rows]).toEqual([f.file, recorded]);
+      }
+      expect(db.prepare("SELECT status FROM deliveries ORDER BY delivery_id").pluck().all()).toEqual(["failed", "failed", "delivered"]);
+    } finally {
+      db.close();
+    }
+    const human = await runCli(["sync", ...window, "--quiet", "--out", out], { env: e, cwd: dir });
+    expect(human.code).toBe(ExitCode.OK);
+    expect(human.stdout).toContain(`Deltas: ${join(out, "4")}`);
   }, 60_000);
 
   it("demo runs the whole story and writes the run's deltas with a manifest that matches the files", async () => {

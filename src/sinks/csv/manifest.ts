@@ -1,0 +1,51 @@
+import { createHash } from "node:crypto";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+
+export const MANIFEST = "manifest.json";
+
+export interface ManifestFile {
+  readonly file: string;
+  readonly rows: number;
+  readonly sha256: string;
+}
+
+/**
+ * `DIR/<runId>/manifest.json`: the folder's run, the runs whose changes it carries, and each file
+ * with its row count and SHA-256. No timestamps: the same runs always give the same bytes.
+ */
+export interface Manifest {
+  readonly runId: number;
+  readonly runs: readonly number[];
+  readonly files: readonly ManifestFile[];
+}
+
+export function manifestText(m: Manifest): string {
+  return `${JSON.stringify({ runId: m.runId, runs: m.runs, files: m.files.map((f) => ({ file: f.file, rows: f.rows, sha256: f.sha256 })) }, null, 2)}\n`;
+}
+
+/**
+ * The manifest of a complete deltas folder: present, well formed, and every file it lists there
+ * with the hash it records. Anything else (no folder, a stranger's folder, a file whose data a
+ * power loss did not keep) is `undefined`.
+ */
+export function readCompleteFolder(dir: string): Manifest | undefined {
+  let m: Manifest;
+  try {
+    m = JSON.parse(readFileSync(join(dir, MANIFEST), "utf8")) as Manifest;
+  } catch {
+    return undefined;
+  }
+  if (!m || typeof m.runId !== "number" || !Array.isArray(m.runs) || !Array.isArray(m.files)) return undefined;
+  for (const f of m.files) {
+    if (typeof f?.file !== "string" || f.file.includes("/") || f.file.includes("\\")) return undefined;
+    try {
+      if (createHash("sha256").update(readFileSync(join(dir, f.file))).digest("hex") !== f.sha256) return undefined;
+    } catch {
+      return undefined;
+    }
+  }
+  return m;
+}
+
+export const sameRuns = (a: readonly number[], b: readonly number[]): boolean => a.length === b.length && a.every((r, i) => r === b[i]);

@@ -1,0 +1,77 @@
+import { accessSync, constants, mkdirSync, statSync, type Stats } from "node:fs";
+import { dirname, resolve } from "node:path";
+import { OutputError, explainFsError } from "./output-error.js";
+
+/**
+ * Make sure `dir` is a directory deltas can be written into, creating it (not its parents: a
+ * missing parent is more often a typo than a wish) when it is missing. Returns the absolute path.
+ * Every problem is an {@link OutputError} that names the path, the problem and the fix.
+ *
+ * @example prepareOutputDir("deltas") // "/home/me/deltas", created if missing
+ */
+export function prepareOutputDir(dir: string): string {
+  const abs = resolve(dir);
+  const st = statOrCode(abs);
+  if (st === "ENOENT") {
+    const parent = dirname(abs);
+    const pst = statOrCode(parent);
+    if (pst === "ENOENT") {
+      throw new OutputError(abs, `its parent directory ${parent} does not exist`, `create it first (mkdir -p ${parent}), or check the path for a typo`);
+    }
+    if (typeof pst === "string") throw pathProblem(abs, parent, pst);
+    if (!pst.isDirectory()) throw notADirectory(abs, parent);
+    try {
+      mkdirSync(abs);
+    } catch (e) {
+      // Another process may have created it meanwhile: that is fine if it is a directory.
+      if (!((e as NodeJS.ErrnoException).code === "EEXIST" && statOrCode(abs) !== "ENOENT" && isDir(abs))) throw explainFsError(abs, abs, e);
+    }
+  } else if (typeof st === "string") {
+    throw pathProblem(abs, abs, st);
+  } else if (!st.isDirectory()) {
+    throw notADirectory(abs, abs);
+  }
+  try {
+    accessSync(abs, constants.W_OK | constants.X_OK);
+  } catch (e) {
+    throw explainFsError(abs, abs, e);
+  }
+  return abs;
+}
+
+function statOrCode(p: string): Stats | string {
+  try {
+    return statSync(p);
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code ?? "EIO";
+  }
+}
+
+const isDir = (p: string): boolean => {
+  const st = statOrCode(p);
+  return typeof st !== "string" && st.isDirectory();
+};
+
+function notADirectory(abs: string, file: string): OutputError {
+  return file === abs
+    ? new OutputError(abs, "it is a file, not a directory", "point --out at a directory (it is created if missing), or move the file away")
+    : new OutputError(abs, `${file} is a file, not a directory`, `choose an --out path under a directory, or move ${file} away`);
+}
+
+/** A stat failure on `p` (ENOTDIR: a file somewhere above it; EACCES: a directory above it that cannot be searched). */
+function pathProblem(abs: string, p: string, code: string): unknown {
+  if (code === "ENOTDIR") {
+    const file = firstFileAbove(p);
+    if (file) return notADirectory(abs, file);
+  }
+  return explainFsError(abs, p, Object.assign(new Error(code), { code }));
+}
+
+/** The nearest ancestor of `p` that exists and is not a directory. */
+function firstFileAbove(p: string): string | undefined {
+  for (let a = dirname(p); a !== dirname(a); a = dirname(a)) {
+    const st = statOrCode(a);
+    if (typeof st !== "string") return st.isDirectory() ? undefined : a;
+  }
+  return undefined;
+}
