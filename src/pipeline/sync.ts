@@ -6,9 +6,10 @@ import { scopeOf, type Scope } from "../store/scopes.js";
 import { SnapshotStore, defaultDeletePolicy, type DeletePolicy, type ScopeState } from "../store/snapshot.js";
 import { inProcessPort, itemsOf, type PageInput, type RunStart, type SnapshotPort } from "../store/snapshot-port.js";
 import { Encoder } from "../store/prepare-page.js";
-import { topLevelString } from "../api/raw-items.js";
 import type { PageSource } from "../extract/page-source.js";
-import { confirmScope, fanOutScopes, groupNumbers, memberClaimsScope, memberLookupScope, requestFilters, type ClaimsWindow } from "../extract/scopes.js";
+import { fanOutScopes, groupNumbers, type ClaimsWindow } from "../extract/scopes.js";
+import { claimLookups, deleteConfirmations, type Keep, type Lookup } from "./delete-lookups.js";
+import { encodePage, pageInputs, type KnownPageMap } from "./page-inputs.js";
 
 export interface SyncProgress {
   readonly resource: WalkedResource;
@@ -66,19 +67,6 @@ export interface StartedRunReport {
  * 100 members is a few hundred KB once prepared).
  */
 const MAX_PAGES_IN_FLIGHT = 48;
-
-/** Deletes are confirmed one lookup per member up to this many (more: the guard judges them). */
-const MAX_MEMBER_LOOKUPS = 500;
-/** ...and by reading again up to this many groups' member listings. */
-const MAX_CONFIRM_LISTINGS = 50;
-
-/** Which items of a page a lookup applies. */
-type Keep = (item: Record<string, unknown>) => boolean;
-
-/** Items whose child list (`coverages`, `plans`) names one of `ids`. */
-function listsAnyOf(field: string, ids: ReadonlySet<string>): Keep {
-  return (item) => Array.isArray(item[field]) && (item[field] as unknown[]).some((c) => c !== null && typeof c === "object" && ids.has((c as { id?: string }).id ?? ""));
-}
 
 /**
  * One run: walk the resources, apply every page to the snapshot with its checkpoint, prove
@@ -154,7 +142,7 @@ class Walk {
 
   private readonly empty: ReadonlySet<StoredResource>;
   /** Pages the snapshot holds whole, by `scope|cursor`: recognised by their text, not re-read. */
-  private readonly knownPages: Map<string, { fp: number; next: string | undefined }>;
+  private readonly knownPages: KnownPageMap;
 
   private readonly signal: AbortSignal;
 
@@ -210,31 +198,13 @@ class Walk {
     await this.confirmDeletes(limit);
   }
 
-  /**
-   * Before anything is deleted, each delete is confirmed: a record that moved during the walk
-   * from a part not yet read to one already read (a member to another group, a coverage to
-   * another member, a plan to another group) was listed by no page, yet is alive. A member is
-   * looked up by id (404 proves it gone); a coverage or plan is looked for in the listings that
-   * could hold it, read again. What is found is applied (it is then seen, and not deleted). Past
-   * a bound the lookups are skipped: the delete guard judges so many deletes anyway.
-   */
+  /** Confirm each delete before finishRun makes it (see deleteConfirmations). */
   private async confirmDeletes(limit: ReturnType<typeof pLimit>): Promise<void> {
-    const c = await this.port.deleteCandidates();
-    const walks: { scope: Scope; keep: Keep }[] = [];
-    if (this.opts.source.memberText && c.members.length <= MAX_MEMBER_LOOKUPS) {
-      for (const id of c.members) walks.push({ scope: memberLookupScope(id), keep: () => true });
-    }
-    const coveragesByGroup = new Map<string, Set<string>>();
-    for (const cov of c.coverages) if (cov.groupId !== null) coveragesByGroup.set(cov.groupId, (coveragesByGroup.get(cov.groupId) ?? new Set()).add(cov.id));
-    if (coveragesByGroup.size <= MAX_CONFIRM_LISTINGS) {
-      for (const [groupId, ids] of coveragesByGroup) walks.push({ scope: confirmScope("members", groupId), keep: listsAnyOf("coverages", ids) });
-    }
-    if (c.plans.length > 0) walks.push({ scope: confirmScope("groups"), keep: listsAnyOf("plans", new Set(c.plans)) });
-    await this.lookups(limit, walks);
+    await this.lookups(limit, deleteConfirmations(await this.port.deleteCandidates(), this.opts.source.memberText !== undefined));
   }
 
   /** Walk lookup scopes (each applying only what `keep` selects), `limit` at a time; the first failure is thrown. */
-  private async lookups(limit: ReturnType<typeof pLimit>, walks: readonly { scope: Scope; keep: Keep }[]): Promise<void> {
+  private async lookups(limit: ReturnType<typeof pLimit>, walks: readonly Lookup[]): Promise<void> {
     if (walks.length === 0) return;
     const begun = await Promise.all(walks.map((w) => this.port.beginScope(w.scope)));
     const results = await Promise.allSettled(
@@ -249,83 +219,14 @@ class Walk {
     if (failed) throw failed.reason;
   }
 
-  /**
-   * Claims that their window's walk did not list, although their stored service date is inside
-   * it, are looked up by member before anything is deleted: a claim whose date moved out of the
-   * window is still there (and is updated), only one its member's walk does not list is gone.
-   */
+  /** Look up, by member, the claims their window's walk did not list (see claimLookups). */
   private async verifyClaims(limit: ReturnType<typeof pLimit>): Promise<void> {
-    const lookups = (await this.port.claimsToVerify()).filter((v): v is { memberId: string; ids: string[] } => v.memberId !== null);
-    const idField = this.encoder?.idField("claims") ?? "id";
-    await this.lookups(
-      limit,
-      lookups.map((v) => {
-        const ids = new Set(v.ids);
-        return { scope: memberClaimsScope(v.memberId), keep: (item: Record<string, unknown>) => ids.has(item[idField] as string) };
-      }),
-    );
+    await this.lookups(limit, claimLookups(await this.port.claimsToVerify(), this.encoder?.idField("claims") ?? "id"));
   }
 
-
-  /** Pages of a scope: the items' text when the source can give it (the store parses it on its own thread). */
+  /** Pages of a scope as the store takes them (see pageInputs). */
   private pagesOf(scope: Scope, startAfter: string | undefined, keep?: Keep): AsyncGenerator<PageInput & { items?: readonly unknown[] }> {
-    const { source } = this.opts;
-    const pageOpts = { signal: this.signal, ...(startAfter !== undefined ? { startAfter } : {}) };
-    const filters = requestFilters(scope);
-    const lookupId = scope.filters.id;
-    if (lookupId !== undefined && source.memberText) {
-      // One member by id: a page of one record, or of none when the service answers 404.
-      const lookup = source.memberText.bind(source);
-      const signal = this.signal;
-      return (async function* () {
-        const text = await lookup(lookupId, { signal });
-        yield { raw: text === undefined ? [] : [text], next: undefined, end: true };
-      })();
-    }
-    if (keep) {
-      // A lookup, not a walk to store: only the records asked about are applied.
-      const pages = source.pages(scope.resource, filters, pageOpts);
-      return (async function* () {
-        for await (const p of pages) {
-          const items = p.items.filter((i) => i !== null && typeof i === "object" && keep(i as Record<string, unknown>));
-          yield { items, next: p.next, end: p.next === undefined };
-        }
-      })();
-    }
-    if (source.rawPages) {
-      const known = this.knownPages;
-      const fingerprints = this.encoder;
-      const pages = source.rawPages(scope.resource, filters, {
-        ...pageOpts,
-        // The groups walk must see every group (the fan-out is built from it): always read it.
-        ...(fingerprints && scope.resource !== "groups"
-          ? {
-              known: {
-                fingerprint: (bytes: Uint8Array) => fingerprints.pageFingerprint(bytes),
-                lookup: (after: string | undefined, fp: number) => {
-                  const k = known.get(`${scope.key}|${after ?? ""}`);
-                  return k && k.fp === fp ? { next: k.next } : undefined;
-                },
-              },
-            }
-          : {}),
-      });
-      return (async function* () {
-        for await (const p of pages) {
-          yield {
-            raw: p.items,
-            next: p.next,
-            end: p.next === undefined,
-            ...(p.fp !== undefined ? { pageFp: { startAfter: p.startAfter, fp: p.fp } } : {}),
-            ...(p.known ? { known: true } : {}),
-          };
-        }
-      })();
-    }
-    const pages = source.pages(scope.resource, filters, pageOpts);
-    return (async function* () {
-      for await (const p of pages) yield { items: p.items, raw: p.raw, next: p.next, end: p.next === undefined };
-    })();
+    return pageInputs(this.opts.source, scope, startAfter, { signal: this.signal, encoder: this.encoder, known: this.knownPages, ...(keep ? { keep } : {}) });
   }
 
   /**
@@ -392,33 +293,6 @@ class Walk {
   }
 
   /**
-   * The share of a page's work done on this thread. A resource that was empty when the run began
-   * is all inserts: parse and encode everything here. Otherwise only ids and texts go across; the
-   * store fingerprints them and parses only the records that changed.
-   */
-  private prepare(encoder: Encoder, scope: Scope, page: PageInput): PageInput {
-    if (page.known) return page;
-    const meta = { next: page.next, end: page.end, ...(page.pageFp ? { pageFp: page.pageFp } : {}) };
-    if (!page.raw || this.empty.has(scope.resource)) {
-      return { prepared: encoder.prepare(scope.resource, itemsOf(page), page.raw, this.empty.has(scope.resource)), ...meta };
-    }
-    const idField = encoder.idField(scope.resource);
-    const ids: string[] = [];
-    const raw: string[] = [];
-    const odd: unknown[] = [];
-    for (const text of page.raw) {
-      const id = text.charCodeAt(0) === 0x7b ? topLevelString(text, idField) : undefined;
-      if (id) {
-        ids.push(id);
-        raw.push(text);
-      } else odd.push(itemsOf({ raw: [text], next: undefined, end: false })[0]);
-    }
-    // Items without a usable id are quarantined: the full check runs on them alone.
-    const problems = odd.length ? encoder.prepare(scope.resource, odd, undefined, false).problems : [];
-    return { lazy: { ids, raw, problems }, ...meta };
-  }
-
-  /**
    * Hand a page to the store once there is room among the pages in flight (across all walks): the
    * walk waits here, so a store that lags holds the fetching back instead of letting pages pile up
    * in memory. `applied` settles when the store has applied the page.
@@ -428,7 +302,7 @@ class Walk {
     this.inFlight++;
     let sent: Promise<void>;
     try {
-      sent = this.port.applyPage(scope, this.encoder ? this.prepare(this.encoder, scope, page) : page);
+      sent = this.port.applyPage(scope, this.encoder ? encodePage(this.encoder, scope, page, this.empty) : page);
     } catch (e) {
       sent = Promise.reject(e instanceof Error ? e : new Error(String(e)));
     }
