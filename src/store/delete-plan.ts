@@ -37,7 +37,7 @@ export interface DeletePlan {
 export function planDeletes(db: Database, run: ActiveRun, policy: DeletePolicy, seen: SeenIds, checkpoints: Checkpoints): DeletePlan[] {
   const plans: DeletePlan[] = [];
   const byResource = new Map<WalkedResource, Scope[]>();
-  for (const s of run.scopes.values()) byResource.set(s.resource, [...(byResource.get(s.resource) ?? []), s]);
+  for (const s of run.scopes.values()) if (!readsAgain(s)) byResource.set(s.resource, [...(byResource.get(s.resource) ?? []), s]);
   const completeKeys = checkpoints.complete(run.runId);
   const tallies = checkpoints.tallies(run.runId);
   const bump = db.prepare(
@@ -78,6 +78,15 @@ function provenGone(db: Database, run: ActiveRun, resource: WalkedResource, scop
   return { proven: (allSeen ? [] : candidates(db, resource)).filter((c) => provenAbsent(c, complete, scopes)), seenCount };
 }
 
+/**
+ * A scope that reads records again (one member by id, or a listing again to confirm a child's
+ * delete) proves nothing about what a walk missed: its records count as seen, but it never stands
+ * for a complete walk of a group (whose own walk may have been incomplete).
+ */
+function readsAgain(s: Scope): boolean {
+  return s.filters.id !== undefined || s.filters.confirm !== undefined;
+}
+
 /** A scope that looks records up (by id, or again to confirm) rather than walking a listing whole. */
 function isLookup(s: Scope): boolean {
   return s.filters.id !== undefined || s.filters.confirm !== undefined || (s.resource === "claims" && s.filters.memberId !== undefined);
@@ -99,7 +108,7 @@ export interface DeleteCandidates {
  */
 export function deleteCandidates(db: Database, run: ActiveRun, seen: SeenIds, checkpoints: Checkpoints): DeleteCandidates {
   const completeKeys = checkpoints.complete(run.runId);
-  const memberScopes = [...run.scopes.values()].filter((s) => s.resource === "members");
+  const memberScopes = [...run.scopes.values()].filter((s) => s.resource === "members" && !readsAgain(s));
   const complete = memberScopes.filter((s) => completeKeys.has(s.key));
   const members = complete.length > 0 && !run.fresh.has("members") ? provenGone(db, run, "members", memberScopes, complete, seen).proven.map((c) => c.id) : [];
   const gone = (child: "coverages" | "plans", extra: string) =>

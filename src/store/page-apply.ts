@@ -195,6 +195,7 @@ export class PageApplier {
       c.inserted++;
       return Number(s.insert.run(id, run.runId, "insert", part, null, fp, hash, canonical).lastInsertRowid);
     }
+    if (cur.vid > (run.vidsBefore.get(resource) ?? 0)) return this.amend(run, resource, id, part, fp, { canonical, hash }, cur);
     const fields = cur.data === canonical ? [] : changedFields(JSON.parse(cur.data), JSON.parse(canonical));
     if (fields.length === 0) {
       // The same record (or only null-versus-missing differs, tolerance rule 2): keep the version,
@@ -206,6 +207,51 @@ export class PageApplier {
     s.close.run(run.runId, "update", cur.vid);
     c.updated++;
     return Number(s.insert.run(id, run.runId, "update", part, JSON.stringify(fields), fp, hash, canonical).lastInsertRowid);
+  }
+
+  /**
+   * A record seen again in the run that already wrote its current version (it moved, or changed,
+   * between two sightings: a coverage to another member, a claim to another group, a member read
+   * again to confirm a delete). The version is amended in place, so that the record changes once
+   * per run: an insert stays an insert of the newer content; an update is measured against the
+   * version before the run again (and vanishes if the record is back to it).
+   */
+  private amend(
+    run: ActiveRun,
+    resource: StoredResource,
+    id: string,
+    part: string | null,
+    fp: number | null,
+    { canonical, hash }: { canonical: string; hash: string },
+    cur: { vid: number; data: string },
+  ): number {
+    const { db } = this.d;
+    if (cur.data === canonical) {
+      this.stmt(resource).setFp.run(fp, cur.vid);
+      counts(run, resource).unchanged++;
+      return cur.vid;
+    }
+    const before = db
+      .prepare(`SELECT vid, data FROM _${resource}_v WHERE id = ? AND valid_to_run = ? AND ended_by = 'update' ORDER BY vid DESC LIMIT 1`)
+      .get(id, run.runId) as { vid: number; data: string } | undefined;
+    const fields = before ? changedFields(JSON.parse(before.data), JSON.parse(canonical)) : null;
+    if (before && fields!.length === 0) {
+      // Back to the version before the run: no change at all.
+      db.prepare(`DELETE FROM _${resource}_v WHERE vid = ?`).run(cur.vid);
+      db.prepare(`UPDATE _${resource}_v SET valid_to_run = NULL, ended_by = NULL, fp = ? WHERE vid = ?`).run(fp, before.vid);
+      counts(run, resource).updated--;
+      counts(run, resource).unchanged++;
+      return before.vid;
+    }
+    db.prepare(`UPDATE _${resource}_v SET part = ?, fp = ?, hash = ?, data = ?, changed_fields = ? WHERE vid = ?`).run(
+      part,
+      fp,
+      hash,
+      canonical,
+      fields ? JSON.stringify(fields) : null,
+      cur.vid,
+    );
+    return cur.vid;
   }
 
   /**

@@ -97,6 +97,7 @@ export class RunLifecycle {
       fresh,
       // A fresh resource in the first run of its chain holds nothing yet: no lookups needed.
       empty: resumedFrom === undefined ? fresh : new Set(),
+      vidsBefore: new Map(StoredResources.map((r) => [r, (db.prepare(`SELECT MAX(vid) FROM _${r}_v`).pluck().get() as number | null) ?? 0])),
     };
     return run;
   }
@@ -203,28 +204,46 @@ export class RunLifecycle {
 
   private applyDeletes(run: ActiveRun, p: DeletePlan): void {
     const s = this.d.versions.get(p.resource)!;
-    const counts = run.counts.get(p.resource)!;
-    for (const vid of p.vids) {
-      s.close.run(run.runId, "delete", vid);
-      counts.deleted++;
-    }
+    const close = (resource: StoredResource, vid: number) => {
+      if (vid > (run.vidsBefore.get(resource) ?? 0)) this.dropTransient(run, resource, vid);
+      else {
+        this.d.versions.get(resource)!.close.run(run.runId, "delete", vid);
+        run.counts.get(resource)!.deleted++;
+      }
+    };
+    for (const vid of p.vids) close(p.resource, vid);
     if (p.ids.length === 0) return;
     const child = ChildOf[p.resource as keyof typeof ChildOf];
     const clearAbsence = this.d.db.prepare("DELETE FROM _absence WHERE resource = ? AND id = ?");
     for (const id of p.ids) {
       const cur = s.current.get(id) as { vid: number } | undefined;
       if (!cur) continue;
-      s.close.run(run.runId, "delete", cur.vid);
-      counts.deleted++;
+      close(p.resource, cur.vid);
       clearAbsence.run(p.resource, id);
       if (child) {
         const cs = this.d.versions.get(child.child)!;
-        for (const row of cs.childrenOfOne.all(id) as { vid: number }[]) {
-          cs.close.run(run.runId, "delete", row.vid);
-          run.counts.get(child.child)!.deleted++;
-        }
+        for (const row of cs.childrenOfOne.all(id) as { vid: number }[]) close(child.child, row.vid);
       }
     }
+  }
+
+  /**
+   * Delete a record whose current version this very run wrote: an insert of this run simply
+   * vanishes (the record never existed as of any run); an update of this run is dropped and the
+   * version it replaced is closed as deleted instead. Either way the record changes once per run.
+   */
+  private dropTransient(run: ActiveRun, resource: StoredResource, vid: number): void {
+    const { db } = this.d;
+    const row = db.prepare(`SELECT id, op FROM _${resource}_v WHERE vid = ?`).get(vid) as { id: string; op: string };
+    db.prepare(`DELETE FROM _${resource}_v WHERE vid = ?`).run(vid);
+    const counts = run.counts.get(resource)!;
+    if (row.op === "insert") {
+      counts.inserted--;
+      return;
+    }
+    db.prepare(`UPDATE _${resource}_v SET ended_by = 'delete' WHERE id = ? AND valid_to_run = ? AND ended_by = 'update'`).run(row.id, run.runId);
+    counts.updated--;
+    counts.deleted++;
   }
 
   /** The first run of the chain of resumed runs that the active run finishes. */

@@ -67,6 +67,11 @@ export interface ActiveRun {
   /** Fresh resources in the first run of a chain: empty, so no record needs looking up. */
   readonly empty: ReadonlySet<StoredResource>;
   /**
+   * Per resource, the highest version id when the run began: a version above it was written by
+   * this run, and is amended rather than replaced, so that a record changes once per run.
+   */
+  readonly vidsBefore: ReadonlyMap<StoredResource, number>;
+  /**
    * Set when applying a page failed: what the open group of pages did was rolled back, and the
    * run applies nothing more (a later page's checkpoint must not move the cursor past the failed
    * one, nor mark its scope complete). The run can only end failed.

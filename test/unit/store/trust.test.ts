@@ -383,4 +383,26 @@ describe("records that move out of sight during a walk are not deleted (sim seed
     expect(r.status).toBe("succeeded");
     expect(recordedChanges(t.db, r.runId).filter((c) => c.startsWith("plans"))).toEqual(["plans delete py", "plans update px"]);
   });
+
+  it("a record seen twice in one run changes once: the later sighting amends the run's version (sim seed 3392)", async () => {
+    const t = setup();
+    let d = data([member("m1", [cov("c1", "G1")]), member("m2", [cov("c2", "G2")])], { claims: [claim("k1", "G1", "m1", "2026-02-01")] });
+    await syncStarted({ source: rawMemorySource(() => d), store: t.store, claimsWindow: window, ...ONE });
+    // k1 is paid in G1's walk; then, before G2's claims are walked, it moves to G2 and is adjusted again.
+    d = { ...d, claims: [{ ...claim("k1", "G1", "m1", "2026-02-01"), claimStatus: "denied" }] };
+    let moved = false;
+    const source = rawMemorySource(() => d, {
+      onFetch: (_n, resource, f) => {
+        if (!moved && resource === "claims" && f.groupId === "G2") {
+          moved = true;
+          d = { ...d, claims: [{ ...claim("k1", "G2", "m1", "2026-02-01"), claimStatus: "denied", paidAmount: "0.00" }] };
+        }
+      },
+    });
+    const r = await syncStarted({ source, store: t.store, claimsWindow: window, ...ONE });
+    expect(recordedChanges(t.db, r.runId)).toEqual(["claims update k1"]);
+    const fields = JSON.parse(t.db.prepare("SELECT changed_fields FROM changes WHERE run_id = ? AND id = 'k1'").pluck().get(r.runId) as string);
+    expect(fields).toEqual(["claimStatus", "groupId", "paidAmount"]);
+    expect(t.db.prepare("SELECT COUNT(*) FROM claims_history WHERE id = 'k1'").pluck().get()).toBe(2);
+  });
 });
