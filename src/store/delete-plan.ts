@@ -53,7 +53,9 @@ export function planDeletes(db: Database, run: ActiveRun, policy: DeletePolicy, 
         const n = policy.absenceRuns <= 1 ? 1 : (bump.get(resource, c.id) as { count: number }).count;
         if (n >= policy.absenceRuns) ids.push(c.id);
       }
-      const scopeSize = seenCount + proven.length;
+      // The guard can only refuse more than maxDeleteCount deletes: only then is the exact
+      // number of records seen worth its scan.
+      const scopeSize = (ids.length > policy.maxDeleteCount ? seen.count(resource, true) : seenCount) + proven.length;
       const going = new Set(ids);
       const emptied = complete
         .filter((s) => !isLookup(s) && (tallies.get(s.key)?.records ?? 0) === 0)

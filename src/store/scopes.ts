@@ -34,8 +34,8 @@ export interface Candidate {
 
 /**
  * Whether the complete scopes of a run prove that `c` is gone. Designs and groups: the one
- * unfiltered walk. Members: every group the member had a coverage in was walked completely (a
- * member without coverages: every member scope was). Claims: a complete walk of its group over a
+ * unfiltered walk. Members: every group the member had a coverage in was walked completely, or is
+ * no longer listed at all (a member without coverages: every member scope was complete). Claims: a complete walk of its group over a
  * window that contains its stored service date did not list it, *and* a complete walk of its
  * member's claims (no date filter) did not either: the date may have moved out of the window, and
  * what the window's filter selects is the service's date, not the stored one. A claim with no
@@ -46,9 +46,12 @@ export function provenAbsent(c: Candidate, complete: readonly Scope[], all: read
   const resource = complete[0]!.resource;
   if (resource === "designs" || resource === "groups") return complete.some((s) => Object.keys(s.filters).length === 0);
   if (resource === "members") {
-    const groups = new Set(complete.map((s) => s.filters.groupId));
+    const walked = new Set(complete.map((s) => s.filters.groupId));
+    // The run fans out over every group the service lists: a group it has no scope for is gone
+    // from the listing, so it lists no member either (the member is still looked up by id).
+    const planned = new Set(all.map((s) => s.filters.groupId));
     if (!c.groups || c.groups.length === 0) return complete.length === all.length;
-    return c.groups.every((g) => groups.has(g));
+    return c.groups.every((g) => walked.has(g) || !planned.has(g));
   }
   return windowMissed(c, complete) && c.memberId != null && complete.some((s) => s.filters.memberId === c.memberId);
 }

@@ -26,12 +26,20 @@ export class SeenIds {
     this.page.run(resource, idsJson);
   }
 
-  /** How many ids of a resource the walk has seen. */
-  count(resource: WalkedResource): number {
-    return this.db
-      .prepare(resource === "members" ? "SELECT COUNT(*) FROM _seen WHERE resource = ?" : "SELECT COALESCE(SUM(json_array_length(ids)), 0) FROM _seen_pages WHERE resource = ?")
-      .pluck()
-      .get(resource) as number;
+  /**
+   * How many ids of a resource the walk has seen. Members are kept one row per id; other
+   * resources one row per page, so a page walked twice (a resumed run walks a scope with a
+   * quarantined item again from its start) counts its ids twice, unless `distinct` is asked for
+   * (a scan of every id seen: only where the exact number matters).
+   */
+  count(resource: WalkedResource, distinct = false): number {
+    const sql =
+      resource === "members"
+        ? "SELECT COUNT(*) FROM _seen WHERE resource = ?"
+        : distinct
+          ? "SELECT COUNT(DISTINCT j.value) FROM _seen_pages p, json_each(p.ids) j WHERE p.resource = ?"
+          : "SELECT COALESCE(SUM(json_array_length(ids)), 0) FROM _seen_pages WHERE resource = ?";
+    return this.db.prepare(sql).pluck().get(resource) as number;
   }
 
   /**
