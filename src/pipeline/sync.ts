@@ -68,6 +68,9 @@ export interface StartedRunReport {
  */
 const MAX_PAGES_IN_FLIGHT = 48;
 
+/** Rounds of delete confirmations (each may find deletes the previous one caused). */
+const MAX_CONFIRM_ROUNDS = 4;
+
 /**
  * One run: walk the resources, apply every page to the snapshot with its checkpoint, prove
  * deletes from complete scopes, record the run. Never throws for a failure of the walk: the
@@ -198,9 +201,26 @@ class Walk {
     await this.confirmDeletes(limit);
   }
 
-  /** Confirm each delete before finishRun makes it (see deleteConfirmations). */
+  /**
+   * Confirm each delete before finishRun makes it (see deleteConfirmations). A confirmation can
+   * itself find a delete (a member read again whose list dropped another coverage meanwhile), so
+   * it goes on until every candidate was confirmed once, a few rounds at most.
+   */
   private async confirmDeletes(limit: ReturnType<typeof pLimit>): Promise<void> {
-    await this.lookups(limit, deleteConfirmations(await this.port.deleteCandidates(), this.opts.source.memberText !== undefined));
+    const asked = { members: new Set<string>(), coverages: new Set<string>(), plans: new Set<string>() };
+    for (let round = 0; round < MAX_CONFIRM_ROUNDS; round++) {
+      const c = await this.port.deleteCandidates();
+      const fresh = {
+        members: c.members.filter((id) => !asked.members.has(id)),
+        coverages: c.coverages.filter((x) => !asked.coverages.has(x.id)),
+        plans: c.plans.filter((id) => !asked.plans.has(id)),
+      };
+      if (fresh.members.length + fresh.coverages.length + fresh.plans.length === 0) return;
+      for (const id of fresh.members) asked.members.add(id);
+      for (const x of fresh.coverages) asked.coverages.add(x.id);
+      for (const id of fresh.plans) asked.plans.add(id);
+      await this.lookups(limit, deleteConfirmations(fresh, this.opts.source.memberText !== undefined));
+    }
   }
 
   /** Walk lookup scopes (each applying only what `keep` selects), `limit` at a time; the first failure is thrown. */

@@ -153,7 +153,9 @@ export class RunLifecycle {
    * its later sighting is the newer state, so the earlier insert is removed.
    */
   private dedupeFresh(run: ActiveRun): void {
-    for (const r of run.fresh) {
+    // Only these can arrive twice: a member's second sighting is skipped, and designs and groups
+    // are one scope each, whose walk stops at a repeated id.
+    for (const r of (["plans", "coverages", "claims"] as const).filter((x) => run.fresh.has(x))) {
       const removed = this.d.db
         .prepare(
           `DELETE FROM _${r}_v WHERE valid_to_run IS NULL AND vid IN (
