@@ -1,0 +1,210 @@
+/**
+ * One schedule, end to end: the model served over HTTP, the real client and sync engine, a real
+ * snapshot file with faults around it, deliveries through the ledger; then a quiet final sync and
+ * a final delivery, and every invariant checked.
+ *
+ * The final sync: runs without faults until one succeeds that walked afresh (a resumed run does
+ * not walk again the scopes its failed run completed, so changes made since in them wait for the
+ * next walk). Each successful run delivers (the final ones with the sink up), so the final run's
+ * delivery is the final delivery. A run the delete guard stops (the schedule may really delete many records) is run
+ * again with --allow-deletes; the outcome counts how often.
+ */
+import { createClient } from "../../src/api/client.js";
+import type { Logger } from "../../src/api/logger.js";
+import { sync } from "../../src/pipeline/sync.js";
+import { loadDeliverer, newDeliveryLog } from "./deliveries.js";
+import {
+  checkDeliveries,
+  checkDoubleChanges,
+  checkFalseDeletes,
+  checkFinalState,
+  checkGuard,
+  checkRunLog,
+  checkSsns,
+  type RunRecord,
+  type Violation,
+} from "./invariants.js";
+import { ServiceModel, WINDOW } from "./model.js";
+import { Rng } from "./rng.js";
+import { QUIET, type RunSpec, type Schedule } from "./schedule.js";
+import type { SimServer } from "./server.js";
+import { SIM_PII_KEY, World } from "./world.js";
+
+/** The delete guard of every run (small, so that a day's mass deletes trip it). */
+export const POLICY = { maxDeleteShare: 0.2, maxDeleteCount: 3 } as const;
+/** A run still going after this long is stuck (a cursor cycle the request budget did not stop). */
+const HANG_MS = 30_000;
+const DAY_MS = 86_400_000;
+
+/** Anything shaped like an SSN, out of text this harness prints. */
+function scrub(text: string): string {
+  return text.replace(/\d{3}-\d{2}-\d{4}/g, "[ssn]").replace(/(?<![0-9a-f])\d{9}(?![0-9a-f])/gi, "[9 digits]");
+}
+
+export interface ScheduleOutcome {
+  readonly violations: Violation[];
+  readonly runs: RunRecord[];
+  readonly stats: Record<string, number>;
+  /** The model's operations and each run's outcome, ids only. */
+  readonly trace: string[];
+  /** How deltas were delivered: the ledger, the older per-chain rule, or not at all (neither in the tree). */
+  readonly delivery: "ledger" | "chain" | "none";
+}
+
+export async function runSchedule(s: Schedule, server: SimServer): Promise<ScheduleOutcome> {
+  const model = new ServiceModel(Rng.derive(s.seed, 1), s.init);
+  server.attach(model, s.hasMore);
+  const world = new World({ commitEveryPages: s.commitEveryPages, encodeOnCaller: s.encodeOnCaller, onCrash: () => server.stopRecordingServed() });
+  const texts: { where: string; text: string }[] = [];
+  const log = (level: string) => (msg: string, fields?: Record<string, unknown>) => texts.push({ where: `client log (${level})`, text: `${msg} ${JSON.stringify(fields ?? {})}` });
+  const logger: Logger = { debug: log("debug"), info: log("info"), warn: log("warn") };
+  const jitter = Rng.derive(s.seed, 2);
+  const client = createClient({
+    baseUrl: server.baseUrl,
+    apiKey: server.apiKey,
+    retry: { maxAttempts: 4, baseMs: 0, capMs: 0, retryAfterCapMs: 0 },
+    deadlines: { headersMs: 10_000, bodyMs: 10_000 },
+    random: () => jitter.next(),
+    logger,
+  });
+  const deliverer = await loadDeliverer();
+  const deliveries = newDeliveryLog();
+  const runs: RunRecord[] = [];
+  const violations: Violation[] = [];
+  const trace: string[] = [];
+  const stats: Record<string, number> = {};
+  const bump = (k: string, n = 1) => (stats[k] = (stats[k] ?? 0) + n);
+  let lastErrorCode: string | undefined;
+
+  const doRun = async (spec: RunSpec, cursorBug: boolean, opts: { final: boolean; allowDeletes: boolean }): Promise<RunRecord> => {
+    const index = runs.length;
+    const startTick = model.tick;
+    server.beginRun({ level: spec.level, midWalk: spec.midWalk, cursorBug }, Rng.derive(s.seed, 1000 + index));
+    const port = world.beginRun(spec.store);
+    const hang = new AbortController();
+    const timer = setTimeout(() => hang.abort(Object.assign(new Error(`the run did not finish in ${HANG_MS} ms`), { code: "SIM_HUNG" })), HANG_MS);
+    let report: Awaited<ReturnType<typeof sync>> | undefined;
+    let threw: unknown;
+    try {
+      report = await sync({
+        source: client,
+        store: port,
+        claimsWindow: WINDOW,
+        groupConcurrency: 1,
+        deletePolicy: { ...POLICY, allowDeletes: opts.allowDeletes },
+        signal: hang.signal,
+      });
+    } catch (e) {
+      threw = e;
+    } finally {
+      clearTimeout(timer);
+    }
+    const served = server.endRun();
+    const stored = world.endRun();
+    world.clock.advance(60_000);
+    const rawError = report?.error ? `${report.error.code}: ${report.error.message}` : threw instanceof Error ? `THREW ${threw.message}` : threw !== undefined ? `THREW ${String(threw)}` : undefined;
+    // The SSN check reads the error as the sync gave it; the trace and messages get it scrubbed.
+    if (rawError) texts.push({ where: `run ${report?.runId ?? "?"} report`, text: rawError });
+    const error = rawError === undefined ? undefined : scrub(rawError);
+    const rec: RunRecord = {
+      index,
+      runId: typeof report?.runId === "number" && report.runId > 0 ? report.runId : null,
+      status: report?.status ?? "threw",
+      ...(error ? { error } : {}),
+      ...(report?.resumedFrom !== undefined ? { resumedFrom: report.resumedFrom } : {}),
+      startTick,
+      endTick: model.tick,
+      allowDeletes: opts.allowDeletes,
+      crashed: stored.crashed,
+      final: opts.final,
+      served: served.served,
+    };
+    runs.push(rec);
+    lastErrorCode = report?.error?.code;
+    bump(`runs ${rec.status}`);
+    if (rec.resumedFrom !== undefined) bump("runs resumed");
+    if (stored.crashed) bump("crashes");
+    if (stored.ioErrors) bump("io errors");
+    if (stored.lockHeld) bump("runs with a held write lock");
+    if (lastErrorCode === "DELETE_GUARD") bump(opts.final ? "delete guard (final)" : "delete guard");
+    for (const [k, n] of Object.entries(served.faults)) bump(`http ${k}`, n);
+    bump("mid-walk changes", served.midWalk.length);
+    bump("requests", served.requests);
+    trace.push(...served.midWalk.map((m) => `  (mid-walk) ${m}`));
+    trace.push(...served.requestLog.map((l) => `      ${l}`));
+    trace.push(
+      `run #${index}${opts.final ? " (final)" : ""}: id ${rec.runId ?? "-"} ${rec.status}${rec.resumedFrom !== undefined ? ` resumed from ${rec.resumedFrom}` : ""}` +
+        `${stored.crashed ? " CRASHED" : ""}${opts.allowDeletes ? " --allow-deletes" : ""}, ${served.requests} requests, ${stored.pages} pages` +
+        `${error ? ` - ${error.slice(0, 160).replace(/\s+/g, " ")}` : ""}`,
+    );
+    if (threw !== undefined) violations.push({ kind: "sync-threw", message: `run #${index}: sync() threw instead of reporting: ${error}` });
+    if (served.runaway) violations.push({ kind: "runaway", message: `run #${index} (id ${rec.runId}) asked for ${served.requests} pages, far more than the data holds: a cursor cycle` });
+    if (hang.signal.aborted) violations.push({ kind: "hung", message: `run #${index} (id ${rec.runId}) did not finish in ${HANG_MS} ms` });
+    // Deltas go out after each successful run.
+    if (rec.status === "succeeded" && rec.runId !== null && deliverer) {
+      await deliverer.deliver(world.db, deliveries, rec.runId, spec.deliveryFails && !opts.final, world.clock.now);
+    }
+    return rec;
+  };
+
+  try {
+    for (const [d, day] of s.days.entries()) {
+      world.clock.advance(DAY_MS);
+      trace.push(`day ${d}${day.cursorBug ? " (cursor bug on the server)" : ""}`);
+      for (const op of day.ops) trace.push(`  ${model.apply(op)}`);
+      for (const spec of day.runs) {
+        const allow = spec.operatorAllowsDeletes && lastErrorCode === "DELETE_GUARD";
+        await doRun(spec, day.cursorBug, { final: false, allowDeletes: allow });
+      }
+    }
+    // The quiet final sync.
+    world.clock.advance(DAY_MS);
+    let allow = false;
+    let settled: RunRecord | undefined;
+    for (let attempt = 0; attempt < 5 && !settled; attempt++) {
+      const rec = await doRun(QUIET, false, { final: true, allowDeletes: allow });
+      if (rec.status === "succeeded" && rec.resumedFrom === undefined) settled = rec;
+      else if (rec.status === "succeeded") continue;
+      else if (lastErrorCode === "DELETE_GUARD" && !allow) allow = true;
+      else violations.push({ kind: "final-sync-failed", message: `the quiet final sync #${rec.index} ${rec.status}: ${rec.error ?? "(no error)"}` });
+    }
+    if (!settled) violations.push({ kind: "final-sync-failed", message: "no quiet final sync succeeded with a fresh walk in 5 attempts" });
+    bump("deliveries", deliveries.attempts);
+    bump("deliveries failed", deliveries.failures);
+
+    const db = world.db;
+    // Without a successful fresh final walk there is nothing to compare (final-sync-failed says why).
+    if (settled) violations.push(...checkFinalState(db, model, SIM_PII_KEY));
+    violations.push(...checkFalseDeletes(db, model, runs));
+    violations.push(...checkDoubleChanges(db));
+    violations.push(...checkGuard(db, runs, POLICY));
+    if (deliverer) violations.push(...checkDeliveries(db, deliveries));
+    violations.push(...checkRunLog(db, runs));
+    const dbTexts = [
+      ...(db.prepare("SELECT run_id, error FROM runs WHERE error IS NOT NULL").all() as { run_id: number; error: string }[]).map((r) => ({ where: `runs.error of run ${r.run_id}`, text: r.error })),
+      ...(db.prepare("SELECT run_id, reason, excerpt FROM quarantine").all() as { run_id: number; reason: string; excerpt: string }[]).map((r) => ({
+        where: `quarantine of run ${r.run_id}`,
+        text: `${r.reason} ${r.excerpt}`,
+      })),
+    ];
+    violations.push(
+      ...checkSsns(model.ssns, {
+        files: [world.path, `${world.path}-wal`],
+        texts: [
+          ...dbTexts,
+          ...texts,
+          { where: "delivered deltas", text: deliveries.rows.map((r) => r.data ?? "").join("\n") },
+          { where: "delivery errors", text: deliveries.outcomes.map((o) => o.error ?? "").join("\n") },
+        ],
+      }),
+    );
+    return { violations, runs, stats, trace, delivery: deliverer?.kind ?? "none" };
+  } finally {
+    await client.close();
+    server.detach();
+    world.close();
+    // SIM_KEEP=1 keeps the snapshot file of each schedule for a look (its path is printed).
+    if (process.env.SIM_KEEP === "1") process.stdout.write(`sim: kept ${world.path}\n`);
+    else world.remove();
+  }
+}

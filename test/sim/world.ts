@@ -1,0 +1,222 @@
+/**
+ * The world around the sync, on the store's side: a real snapshot file, and faults wrapped around
+ * the SnapshotPort the sync drives.
+ *
+ * - Another process holding a write lock: a second connection on the same file runs
+ *   `BEGIN IMMEDIATE` and a write, and holds it across some page applications; the store's
+ *   connection has a 5 ms busy timeout, so SQLITE_BUSY really happens.
+ * - An I/O error on a page: the port throws an error coded SQLITE_IOERR instead of applying it,
+ *   after rolling back the open transaction itself when asked (as SQLite does on disk-full and
+ *   I/O errors): the store must cope.
+ * - A crash at a page: the connection is closed (uncommitted work rolls back, as after kill -9)
+ *   and every later call of that port rejects. The next run opens a new connection and a new
+ *   SnapshotStore whose clock has moved past the run lease: it should resume the dead run.
+ *
+ * Each fault is keyed to the n-th page application of a run, so it lands at the same place on
+ * every replay.
+ */
+import BetterSqlite3 from "better-sqlite3";
+import type { Database } from "better-sqlite3";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { openDatabase } from "../../src/store/database.js";
+import { SnapshotStore } from "../../src/store/snapshot.js";
+import { inProcessPort, type SnapshotPort } from "../../src/store/snapshot-port.js";
+
+export const SIM_PII_KEY = Buffer.from("sim-pii-key-b6e1f0c2d3a4958677");
+/** The run lease the store is asked for (its default); a crash moves the clock past it. */
+export const LEASE_MS = 120_000;
+
+export interface StoreRunFaults {
+  /** Another process takes the write lock at the `at`-th page (or the first page after it that it can) and holds it for `hold` pages. */
+  readonly lock: { readonly at: number; readonly hold: number; readonly commit: boolean } | null;
+  /** The `at`-th page fails with SQLITE_IOERR; `rollback`: SQLite rolled the transaction back first. */
+  readonly io: { readonly at: number; readonly rollback: boolean } | null;
+  /** The process dies at the `at`-th page (0: while finishing the run). */
+  readonly crash: { readonly at: number } | null;
+}
+
+export const NO_STORE_FAULTS: StoreRunFaults = { lock: null, io: null, crash: null };
+
+export interface StoreRunStats {
+  pages: number;
+  lockHeld: number;
+  lockTried: number;
+  ioErrors: number;
+  crashed: boolean;
+}
+
+/** A simulated clock: the store's `now`, moved by the schedule (days, runs, lapsed leases). */
+export class SimClock {
+  private t = Date.UTC(2026, 2, 1, 2, 0, 0);
+  now = (): Date => new Date(this.t);
+  advance(ms: number): void {
+    this.t += ms;
+  }
+}
+
+export class World {
+  readonly dir: string;
+  readonly path: string;
+  readonly clock = new SimClock();
+  db!: Database;
+  store!: SnapshotStore;
+  /** The other process's connection. */
+  private readonly other: Database;
+  private holding = false;
+  private run: { faults: StoreRunFaults; stats: StoreRunStats; heldSince: number; dead: boolean } | undefined;
+  /** Stores whose connection "died": kept only to be sure nothing uses them. */
+  crashes = 0;
+
+  constructor(private readonly opts: { commitEveryPages: number; encodeOnCaller: boolean; onCrash?: () => void }) {
+    this.dir = mkdtempSync(join(tmpdir(), "bsync-sim-"));
+    this.path = join(this.dir, "snapshot.db");
+    this.open();
+    this.other = new BetterSqlite3(this.path);
+    this.other.pragma("busy_timeout = 0");
+    this.other.exec("CREATE TABLE IF NOT EXISTS sim_other_writer (n INTEGER)");
+  }
+
+  private open(): void {
+    this.db = openDatabase(this.path);
+    this.db.pragma("busy_timeout = 5");
+    // `leaseMs` is a newer option: the cast keeps this file compiling on a tree from before it (bede15b).
+    const options = {
+      piiKey: SIM_PII_KEY,
+      now: this.clock.now,
+      commitEveryPages: this.opts.commitEveryPages,
+      // Commits by page count only: a commit that depends on wall time would not replay.
+      commitEveryMs: 1e9,
+      leaseMs: LEASE_MS,
+    };
+    this.store = new SnapshotStore(this.db, options as ConstructorParameters<typeof SnapshotStore>[1]);
+  }
+
+  /** The port a run drives: the store's in-process port, with this run's faults around it. */
+  beginRun(faults: StoreRunFaults): SnapshotPort {
+    const stats: StoreRunStats = { pages: 0, lockHeld: 0, lockTried: 0, ioErrors: 0, crashed: false };
+    const run = { faults, stats, heldSince: 0, dead: false };
+    this.run = run;
+    const inner = inProcessPort(this.store) as unknown as Record<string, unknown>;
+    const db = this.db;
+    const crashError = () => Object.assign(new Error("the process was killed (simulated crash)"), { code: "SIM_CRASH" });
+    const alive = <T>(fn: () => T): T => {
+      if (!run.dead) return fn();
+      throw crashError();
+    };
+    // Every call of the port passes through (whatever the port offers), and fails once the process is dead.
+    const port: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(inner)) {
+      if (k === "encoding") continue;
+      port[k] =
+        typeof v === "function"
+          ? (...args: unknown[]) => {
+              if (!run.dead) return (v as (...a: unknown[]) => unknown)(...args);
+              if (k === "heartbeat") return undefined;
+              return Promise.reject(crashError());
+            }
+          : v;
+    }
+    // With `encoding`, the sync prepares pages itself and recognises known pages by their bytes, as
+    // it does with the store on its worker thread (the production path); without, it hands over items.
+    if (this.opts.encodeOnCaller) port.encoding = this.store.encoder.options;
+    const innerApply = inner.applyPage as SnapshotPort["applyPage"];
+    const innerFinish = inner.finishRun as SnapshotPort["finishRun"];
+    port.applyPage = (async (scope, page) =>
+      alive(async () => {
+        const n = ++stats.pages;
+        this.lockStep(n);
+        if (faults.crash && faults.crash.at === n) {
+          this.crash();
+          throw crashError();
+        }
+        if (faults.io && faults.io.at === n) {
+          stats.ioErrors++;
+          if (faults.io.rollback && db.inTransaction) db.exec("ROLLBACK");
+          throw Object.assign(new Error("disk I/O error (simulated)"), { code: "SQLITE_IOERR" });
+        }
+        return innerApply(scope, page);
+      })) satisfies SnapshotPort["applyPage"];
+    port.finishRun = (async (policy, failure) =>
+      alive(async () => {
+        this.release();
+        if (faults.crash && faults.crash.at === 0) {
+          this.crash();
+          throw crashError();
+        }
+        return innerFinish(policy, failure);
+      })) satisfies SnapshotPort["finishRun"];
+    return port as unknown as SnapshotPort;
+  }
+
+  /** The other process takes the lock when it can, holds it for a few pages, then lets go. */
+  private lockStep(n: number): void {
+    const run = this.run!;
+    const lock = run.faults.lock;
+    if (!lock) return;
+    if (this.holding) {
+      run.stats.lockHeld++;
+      if (n - run.heldSince >= lock.hold) this.release();
+      return;
+    }
+    if (n < lock.at || run.heldSince > 0) return;
+    run.stats.lockTried++;
+    try {
+      // Fails at once while the store's own transaction holds the write lock: try at the next page.
+      this.other.exec("BEGIN IMMEDIATE");
+    } catch {
+      return;
+    }
+    this.other.prepare("INSERT INTO sim_other_writer (n) VALUES (?)").run(n);
+    this.holding = true;
+    run.heldSince = n;
+  }
+
+  private release(): void {
+    if (!this.holding) return;
+    this.other.exec(this.run?.faults.lock?.commit ? "COMMIT" : "ROLLBACK");
+    this.holding = false;
+  }
+
+  private crash(): void {
+    const run = this.run!;
+    this.release();
+    run.dead = true;
+    run.stats.crashed = true;
+    this.crashes++;
+    this.opts.onCrash?.();
+    // Closing rolls back whatever was not committed, as the death of the process would.
+    this.db.close();
+  }
+
+  /** After a run: a crashed process is replaced by a new one, whose clock is past the lease. */
+  endRun(): StoreRunStats {
+    const run = this.run!;
+    this.release();
+    this.run = undefined;
+    if (run.dead) {
+      this.clock.advance(LEASE_MS + 60_000);
+      this.open();
+    }
+    return run.stats;
+  }
+
+  close(): void {
+    this.release();
+    try {
+      this.other.close();
+    } catch {
+      /* closed */
+    }
+    try {
+      this.db.close();
+    } catch {
+      /* closed */
+    }
+  }
+
+  remove(): void {
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+}
