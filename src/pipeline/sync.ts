@@ -1,4 +1,5 @@
 import pLimit from "p-limit";
+import type { RunReport, SyncProgress } from "./run-report.js";
 import type { BenefitsSyncError } from "../errors.js";
 import type { ResourceCounts } from "../store/counts.js";
 import { WalkedResources, type StoredResource, type WalkedResource } from "../store/resources.js";
@@ -11,13 +12,7 @@ import { fanOutScopes, groupNumbers, type ClaimsWindow } from "../extract/scopes
 import { claimLookups, deleteConfirmations, type Keep, type Lookup } from "./delete-lookups.js";
 import { encodePage, pageInputs, type KnownPageMap } from "./page-inputs.js";
 
-export interface SyncProgress {
-  readonly resource: WalkedResource;
-  readonly scope: string;
-  readonly pages: number;
-  readonly records: number;
-  readonly done: boolean;
-}
+export type { NotStartedReport, RunReport, StartedRunReport, SyncProgress } from "./run-report.js";
 
 export interface SyncOptions {
   readonly source: PageSource;
@@ -34,32 +29,6 @@ export interface SyncOptions {
   readonly resume?: boolean;
   readonly onProgress?: (p: SyncProgress) => void;
   readonly signal?: AbortSignal;
-}
-
-/**
- * What one run did, or why none started (`runId` null, nothing changed): `busy` when another live
- * run holds the snapshot (try again later), `failed` when the snapshot could not be claimed at all.
- */
-export type RunReport = StartedRunReport | NotStartedReport;
-
-export interface NotStartedReport {
-  readonly runId: null;
-  readonly status: "busy" | "failed";
-  readonly dryRun: boolean;
-  readonly resumedFrom?: undefined;
-  readonly resources: Partial<Record<StoredResource, ResourceCounts>>;
-  readonly error: { readonly code: string; readonly message: string };
-  readonly durationMs: number;
-}
-
-export interface StartedRunReport {
-  readonly runId: number;
-  readonly status: "succeeded" | "failed";
-  readonly dryRun: boolean;
-  readonly resumedFrom?: number;
-  readonly resources: Partial<Record<StoredResource, ResourceCounts>>;
-  readonly error?: { readonly code: string; readonly message: string };
-  readonly durationMs: number;
 }
 
 /**

@@ -1,0 +1,37 @@
+/** What a sync run reports: its counts per resource, or why no run started. */
+import type { ResourceCounts } from "../store/counts.js";
+import type { StoredResource, WalkedResource } from "../store/resources.js";
+
+export interface SyncProgress {
+  readonly resource: WalkedResource;
+  readonly scope: string;
+  readonly pages: number;
+  readonly records: number;
+  readonly done: boolean;
+}
+
+/**
+ * What one run did, or why none started (`runId` null, nothing changed): `busy` when another live
+ * run holds the snapshot (try again later), `failed` when the snapshot could not be claimed at all.
+ */
+export type RunReport = StartedRunReport | NotStartedReport;
+
+export interface NotStartedReport {
+  readonly runId: null;
+  readonly status: "busy" | "failed";
+  readonly dryRun: boolean;
+  readonly resumedFrom?: undefined;
+  readonly resources: Partial<Record<StoredResource, ResourceCounts>>;
+  readonly error: { readonly code: string; readonly message: string };
+  readonly durationMs: number;
+}
+
+export interface StartedRunReport {
+  readonly runId: number;
+  readonly status: "succeeded" | "failed";
+  readonly dryRun: boolean;
+  readonly resumedFrom?: number;
+  readonly resources: Partial<Record<StoredResource, ResourceCounts>>;
+  readonly error?: { readonly code: string; readonly message: string };
+  readonly durationMs: number;
+}
