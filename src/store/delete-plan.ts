@@ -194,7 +194,7 @@ export function claimsToVerify(db: Database, run: ActiveRun, checkpoints: Checkp
   if (!quarantined && seen.count("claims") >= current) return [];
   const byMember = new Map<string | null, string[]>();
   for (const c of candidates(db, "claims")) {
-    if (!windowMissed(c, complete)) continue;
+    if (!windowMissed(c, complete, scopes)) continue;
     const m = c.memberId ?? null;
     byMember.set(m, [...(byMember.get(m) ?? []), c.id]);
   }

@@ -67,7 +67,7 @@ export class PageApplier {
       firstSightings = firstSeen.size;
       if (scope.filters.confirm === undefined) records = records.filter((r) => firstSeen.delete(r.id));
     } else if (!run.fresh.has(scope.resource) && records.length > 0) {
-      seen.markPage(scope.resource, ids);
+      seen.markPage(scope.resource, ids, run.rewalked.has(scope.key) || scope.filters.confirm !== undefined);
     }
     const skipped = page.records.length - records.length;
     counts(run, scope.resource).seen += firstSightings;
@@ -113,7 +113,7 @@ export class PageApplier {
     let ids = JSON.parse(idsJson) as string[];
     const all = ids.length;
     if (scope.resource === "members") ids = [...this.d.seen.firstSightings("members", idsJson)];
-    else if (!run.fresh.has(scope.resource)) this.d.seen.markPage(scope.resource, idsJson);
+    else if (!run.fresh.has(scope.resource)) this.d.seen.markPage(scope.resource, idsJson, run.rewalked.has(scope.key));
     const c = counts(run, scope.resource);
     c.seen += ids.length;
     c.unchanged += ids.length;

@@ -93,6 +93,7 @@ export class RunLifecycle {
       dryRun: flags.dryRun ?? false,
       counts: new Map(StoredResources.map((r) => [r, emptyCounts()])),
       scopes: new Map(),
+      rewalked: new Set(),
       quarantinedByScope: new Map(),
       fresh,
       // A fresh resource in the first run of its chain holds nothing yet: no lookups needed.

@@ -60,6 +60,8 @@ export interface ActiveRun {
   readonly dryRun: boolean;
   counts: Map<StoredResource, ResourceCounts>;
   readonly scopes: Map<string, Scope>;
+  /** Scopes this run walks again from their start although the chain saw some of their pages. */
+  readonly rewalked: Set<string>;
   /** Items quarantined so far per scope (a resumed walk's included): such a scope is never complete. */
   quarantinedByScope: Map<string, number>;
   /** Resources with no current record when the run's chain began: no delete can be proven. */

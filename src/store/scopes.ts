@@ -53,18 +53,20 @@ export function provenAbsent(c: Candidate, complete: readonly Scope[], all: read
     if (!c.groups || c.groups.length === 0) return complete.length === all.length;
     return c.groups.every((g) => walked.has(g) || !planned.has(g));
   }
-  return windowMissed(c, complete) && c.memberId != null && complete.some((s) => s.filters.memberId === c.memberId);
+  return windowMissed(c, complete, all) && c.memberId != null && complete.some((s) => s.filters.memberId === c.memberId);
 }
 
-/** A complete walk of the claim's group over a window holding its stored service date did not list it. */
-export function windowMissed(c: Candidate, complete: readonly Scope[]): boolean {
+/**
+ * A complete walk of the claim's group over a window holding its stored service date did not list
+ * it; or its group is gone from the listing (the run walked that window for the other groups, and
+ * for none of the claim's group), so nothing lists it there either.
+ */
+export function windowMissed(c: Candidate, complete: readonly Scope[], all: readonly Scope[] = complete): boolean {
   const date = c.serviceDate;
   if (!date || c.part === null) return false;
-  return complete.some(
-    (s) =>
-      s.filters.memberId === undefined &&
-      s.filters.groupId === c.part &&
-      (s.filters.from === undefined || s.filters.from <= date) &&
-      (s.filters.to === undefined || date <= s.filters.to),
-  );
+  const holds = (s: Scope) =>
+    s.filters.memberId === undefined && (s.filters.from === undefined || s.filters.from <= date) && (s.filters.to === undefined || date <= s.filters.to);
+  if (complete.some((s) => holds(s) && s.filters.groupId === c.part)) return true;
+  const windows = all.filter((s) => s.filters.memberId === undefined && s.filters.groupId !== undefined);
+  return windows.length > 0 && !windows.some((s) => s.filters.groupId === c.part) && complete.some(holds);
 }

@@ -21,9 +21,24 @@ export class SeenIds {
     return new Set(this.batch.all(resource, idsJson) as string[]);
   }
 
-  /** Mark a page of a resource other than members seen. */
-  markPage(resource: Exclude<WalkedResource, "members">, idsJson: string): void {
-    this.page.run(resource, idsJson);
+  /**
+   * Mark a page of a resource other than members seen. `again`: the page may hold ids this walk
+   * has seen already (its scope is walked again from its start, or re-read to confirm a delete):
+   * only the new ones are kept, so that the count of ids seen stays exact (a scan, on that path only).
+   */
+  markPage(resource: Exclude<WalkedResource, "members">, idsJson: string, again = false): void {
+    if (!again) {
+      this.page.run(resource, idsJson);
+      return;
+    }
+    this.db
+      .prepare(
+        `INSERT INTO _seen_pages (resource, ids)
+         SELECT @resource, json_group_array(n.value) FROM json_each(@ids) n
+         WHERE n.value NOT IN (SELECT j.value FROM _seen_pages p, json_each(p.ids) j WHERE p.resource = @resource)
+         HAVING COUNT(*) > 0`,
+      )
+      .run({ resource, ids: idsJson });
   }
 
   /**

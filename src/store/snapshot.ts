@@ -101,6 +101,8 @@ export class SnapshotStore {
     run.scopes.set(scope.key, scope);
     const state = this.checkpoints.state(run.runId, scope);
     run.quarantinedByScope.set(scope.key, state?.quarantined ?? 0);
+    // A scope the chain walked to its end without completing it (a quarantined item) starts over.
+    if (state && !state.complete && state.cursor === undefined && state.records > 0) run.rewalked.add(scope.key);
     if (!state) {
       this.groups.tx(() => this.checkpoints.begin(run.runId, scope));
       return { cursor: undefined, complete: false, pages: 0, records: 0 };

@@ -406,15 +406,18 @@ describe("records that move out of sight during a walk are not deleted (sim seed
     expect(t.db.prepare("SELECT COUNT(*) FROM claims_history WHERE id = 'k1'").pluck().get()).toBe(2);
   });
 
-  it("a member whose only group is gone from the listing can still be proven deleted (sim seed 5209)", async () => {
+  it("a member or claim whose group is gone from the listing can still be proven deleted (sim seeds 5209, 6860)", async () => {
     const t = setup();
     const groups3 = [...data([]).groups, { id: "gp3", groupId: "G3", plans: [] }];
-    let d: MemoryData = { ...data([member("m1", [cov("c1", "G1")]), member("m3", [cov("c3", "G3")])]), groups: groups3 };
+    let d: MemoryData = {
+      ...data([member("m1", [cov("c1", "G1")]), member("m3", [cov("c3", "G3")])], { claims: [claim("k1", "G1", "m1", "2026-02-01"), claim("k3", "G3", "m3", "2026-02-02")] }),
+      groups: groups3,
+    };
     await syncStarted({ source: memorySource(() => d), store: t.store, claimsWindow: window });
-    // G3 and its one member go on the same day.
-    d = data([member("m1", [cov("c1", "G1")])]);
+    // G3, its one member and that member's claim go on the same day.
+    d = data([member("m1", [cov("c1", "G1")])], { claims: [claim("k1", "G1", "m1", "2026-02-01")] });
     const r = await syncStarted({ source: memorySource(() => d), store: t.store, claimsWindow: window });
     expect(r.status).toBe("succeeded");
-    expect(recordedChanges(t.db, r.runId)).toEqual(["coverages delete c3", "groups delete gp3", "members delete m3"]);
+    expect(recordedChanges(t.db, r.runId)).toEqual(["claims delete k3", "coverages delete c3", "groups delete gp3", "members delete m3"]);
   });
 });
