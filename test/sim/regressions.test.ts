@@ -3,7 +3,7 @@
  * shrunk schedule). Each must pass every invariant once its defect is fixed. Found on the tree at
  * commit bede15b (the store before its split) unless marked "split store": the working tree
  * of 2026-11-23 (the lease, the ledger, delete confirmations, the store split into smaller
- * files), as it stood between 05:07 and 05:50.
+ * files) as it stood between 05:07 and 05:50, or at the time given.
  *
  * Replay one with its trace: SIM_SEED=<seed> SIM_PATH=<path> [SIM_WITHOUT=...] SIM_RUNS=1 npx vitest run test/sim/sim.test.ts
  */
@@ -125,6 +125,11 @@ export const REGRESSIONS: readonly Regression[] = [
     seed: 3392,
     path: "0:37:35:43:43:43:1:30:10:18:18:22:19:20:23:7:11:11:11:10:10:23:21:21:26:26:26:26:26:6:4:1:2:1:2:2:2:2:4:2:2:3:7:1:1:2:1:2:2:2:4:2:2:2:3:7:7:8:7:10:1:4:7:6:6:7:8:7:7:0:2:0:0:2:0:0:5:2:3:2:3:5:8:10:8:9:9:9:9:9:9:9:9:9:9:9:9:9:9:9:8:8:8:8:8:8:8",
     what: "(split store, minor) the first walk of a resumed chain sees a coverage twice (it moved mid-walk): insert then update in one run, a version that lasted no run (version-churn)",
+  },
+  {
+    seed: 2066,
+    path: "0:0:3:5:5:5:6:5:6:6:6:12:10:11:11:12:11:11:11:11:11:12:15:5:12:12:13:13:13:13:17:16:17:17:17:20:20:20:20:21:21:23:22:11:18:19:18:3:6:16:15:16:16:16:16:16:15:6:14:18:18:19:3:5:7:5:5:13:13:12:15:12:13:14:12:14:15:12:14:14:14:16:15:15:15:15:15:17:15:15:15:16:16:16:20:20:23:14:20:20:20:21:5:6:6:21:21:21:21:21:21:21:21:21:21",
+    what: "(split store, 06:31) a claim deleted, then its group (now empty) deleted: no claims walk covers a group that is gone, so the claim stays in the snapshot for good",
   },
 ];
 
