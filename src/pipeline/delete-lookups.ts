@@ -30,7 +30,7 @@ export const MAX_CONFIRM_LISTINGS = 50;
  *
  * @example deleteConfirmations({ members: ["m1"], coverages: [], plans: [] }, true) // [{ scope: members?id=m1, ... }]
  */
-export function deleteConfirmations(c: DeleteCandidates, canLookUpMembers: boolean): Lookup[] {
+export function deleteConfirmations(c: DeleteCandidates, canLookUpMembers: boolean, idFields: { members: string; groups: string } = { members: "id", groups: "id" }): Lookup[] {
   const out: Lookup[] = [];
   if (canLookUpMembers && c.members.length <= MAX_MEMBER_LOOKUPS) {
     for (const id of c.members) out.push({ scope: memberLookupScope(id), keep: () => true });
@@ -38,20 +38,35 @@ export function deleteConfirmations(c: DeleteCandidates, canLookUpMembers: boole
   const coveragesByGroup = new Map<string, Set<string>>();
   for (const cov of c.coverages) if (cov.groupId !== null) coveragesByGroup.set(cov.groupId, (coveragesByGroup.get(cov.groupId) ?? new Set()).add(cov.id));
   if (coveragesByGroup.size <= MAX_CONFIRM_LISTINGS) {
-    for (const [groupId, ids] of coveragesByGroup) out.push({ scope: confirmScope("members", groupId), keep: listsAnyOf("coverages", ids) });
+    for (const [groupId, ids] of coveragesByGroup) out.push({ scope: confirmScope("members", groupId), keep: orUnreadable(idFields.members, listsAnyOf("coverages", ids)) });
   }
-  if (c.plans.length > 0) out.push({ scope: confirmScope("groups"), keep: listsAnyOf("plans", new Set(c.plans)) });
+  if (c.plans.length > 0) out.push({ scope: confirmScope("groups"), keep: orUnreadable(idFields.groups, listsAnyOf("plans", new Set(c.plans))) });
   return out;
 }
 
-/** The lookups of claims by member: only the claims asked about are applied. */
+/**
+ * The lookups of claims by member: only the claims asked about are applied, and the items without
+ * a usable id (they are quarantined, so the lookup is incomplete and proves no claim gone: the
+ * unreadable one may be the claim asked about).
+ */
 export function claimLookups(toVerify: readonly { memberId: string | null; ids: readonly string[] }[], idField: string): Lookup[] {
   return toVerify
     .filter((v): v is { memberId: string; ids: readonly string[] } => v.memberId !== null)
     .map((v) => {
       const ids = new Set(v.ids);
-      return { scope: memberClaimsScope(v.memberId), keep: (item) => ids.has(item[idField] as string) };
+      return { scope: memberClaimsScope(v.memberId), keep: orUnreadable(idField, (item) => ids.has(item[idField] as string)) };
     });
+}
+
+/**
+ * `keep`, and every item without a usable id: those must reach the store, which quarantines them
+ * (the scope is then incomplete), rather than be dropped as "not asked about".
+ */
+function orUnreadable(idField: string, keep: Keep): Keep {
+  return (item) => {
+    const id = item[idField];
+    return typeof id !== "string" || id === "" || keep(item);
+  };
 }
 
 /** Items whose child list (`coverages`, `plans`) names one of `ids`. */

@@ -188,7 +188,8 @@ class Walk {
       for (const id of fresh.members) asked.members.add(id);
       for (const x of fresh.coverages) asked.coverages.add(x.id);
       for (const id of fresh.plans) asked.plans.add(id);
-      await this.lookups(limit, deleteConfirmations(fresh, this.opts.source.memberText !== undefined));
+      const idFields = { members: this.encoder?.idField("members") ?? "id", groups: this.encoder?.idField("groups") ?? "id" };
+      await this.lookups(limit, deleteConfirmations(fresh, this.opts.source.memberText !== undefined, idFields));
     }
   }
 

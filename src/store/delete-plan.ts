@@ -64,7 +64,7 @@ export function planDeletes(db: Database, run: ActiveRun, policy: DeletePolicy, 
       plans.push({ resource, ids, vids: [], scopeSize, blocked: verdict(ids.length, scopeSize, policy, emptied, "listed no record") });
     }
     const child = ChildOf[resource];
-    if (child && !run.fresh.has(child.child)) plans.push(childPlan(db, child.child, policy, tallies));
+    if (child && !run.fresh.has(child.child)) plans.push(childPlan(db, run, child.child, policy, tallies));
   }
   return plans;
 }
@@ -127,6 +127,20 @@ export function deleteCandidates(db: Database, run: ActiveRun, seen: SeenIds, ch
   };
 }
 
+/**
+ * Whether the listing read again to confirm a child's delete quarantined an item (one without a
+ * usable id): that item may be the parent that lists the child now, so the delete waits for a run
+ * whose confirmation reads whole.
+ */
+function unconfirmable(run: ActiveRun, child: StoredResource, groupId: string | null): boolean {
+  for (const s of run.scopes.values()) {
+    if (s.filters.confirm === undefined || (run.quarantinedByScope.get(s.key) ?? 0) === 0) continue;
+    if (child === "plans" && s.resource === "groups") return true;
+    if (child === "coverages" && s.resource === "members" && s.filters.groupId === groupId) return true;
+  }
+  return false;
+}
+
 /** Whether a record proven gone was one of a scope's (the per-scope rule counts it there). */
 function belongsTo(c: Candidate, s: Scope): boolean {
   if (s.resource === "members") return !c.groups || c.groups.length === 0 || c.groups.includes(s.filters.groupId ?? "");
@@ -135,13 +149,15 @@ function belongsTo(c: Candidate, s: Scope): boolean {
 }
 
 /** Children that re-read parents no longer list and that are still at the version noted. */
-function childPlan(db: Database, child: StoredResource, policy: DeletePolicy, tallies: Map<string, { records: number; children: number }>): DeletePlan {
-  const rows = db
-    .prepare(
-      `SELECT g.vid, g.scope FROM _child_gone g JOIN _${child}_v v ON v.vid = g.vid
-       WHERE g.resource = ? AND v.valid_to_run IS NULL ORDER BY g.vid`,
-    )
-    .all(child) as { vid: number; scope: string }[];
+function childPlan(db: Database, run: ActiveRun, child: StoredResource, policy: DeletePolicy, tallies: Map<string, { records: number; children: number }>): DeletePlan {
+  const rows = (
+    db
+      .prepare(
+        `SELECT g.vid, g.scope, json_extract(v.data, '$.groupId') AS groupId FROM _child_gone g JOIN _${child}_v v ON v.vid = g.vid
+         WHERE g.resource = ? AND v.valid_to_run IS NULL ORDER BY g.vid`,
+      )
+      .all(child) as { vid: number; scope: string; groupId: string | null }[]
+  ).filter((r) => !unconfirmable(run, child, r.groupId));
   const scopeSize = db.prepare(`SELECT COUNT(*) FROM _${child}_v WHERE valid_to_run IS NULL`).pluck().get() as number;
   const perScope = new Map<string, number>();
   for (const r of rows) perScope.set(r.scope, (perScope.get(r.scope) ?? 0) + 1);

@@ -71,7 +71,9 @@ export function checkFinalState(db: Database, model: ServiceModel, piiKey: Buffe
   }
   // Claims: the walk reads the window only. Every claim the service has inside it is in the
   // snapshot as it is now; a stored claim the window does not hold is one whose service date
-  // moved out of it (or that was deleted out there, where no walk looks): kept as last seen.
+  // moved out of it (or that was deleted out there, where no walk looks): kept as last seen. It
+  // must be gone if the service deleted it while it was inside the window as some run began (a
+  // claim that came back into the window and went between two runs was never there to be read).
   const claimsIn = new Map<string, unknown>();
   for (const c of model.claims.values()) if (inWindow(c.serviceDateFrom)) claimsIn.set(c.id, norm(c));
   for (const [id, want] of claimsIn) {
@@ -81,9 +83,9 @@ export function checkFinalState(db: Database, model: ServiceModel, piiKey: Buffe
   }
   for (const id of snap.claims.keys()) {
     if (claimsIn.has(id)) continue;
-    const last = model.lastClaim.get(id);
-    if (!last) out.push(`claims ${id}: in the snapshot, never on the service`);
-    else if (inWindow(last.serviceDateFrom)) out.push(`claims ${id}: in the snapshot, but the service ${model.claims.has(id) ? "has it elsewhere" : "deleted it"} while it was inside the window`);
+    const last = model.claimAtRunStart.get(id);
+    if (!model.lastClaim.has(id)) out.push(`claims ${id}: in the snapshot, never on the service`);
+    else if (last && inWindow(last.serviceDateFrom)) out.push(`claims ${id}: in the snapshot, but the service ${model.claims.has(id) ? "has it elsewhere" : "deleted it"} while it was inside the window`);
   }
   return out.length ? [{ kind: "final-state", message: summarise(`the snapshot differs from the model in ${out.length} record(s)`, out) }] : [];
 }

@@ -157,6 +157,12 @@ export class ServiceModel {
   };
   /** The last version of every claim there ever was (deleted ones too). */
   readonly lastClaim = new Map<string, Claim>();
+  /**
+   * The last version of every claim as some run began (`runBegins`): what a walk could surely
+   * have read. A claim that moves back into the window and is deleted between two runs was never
+   * inside it for any run to see.
+   */
+  readonly claimAtRunStart = new Map<string, Claim>();
   /** Presence intervals `[from, to)` in ticks, per `resource:id`. */
   private readonly presence = new Map<string, [number, number | null][]>();
   /** Every SSN ever generated, as generated (dashed, or undashed for a few). */
@@ -379,6 +385,11 @@ export class ServiceModel {
     this.deletedMembers.set(m.id, structuredClone(m));
     this.died("members", m.id);
     for (const c of m.coverages) this.died("coverages", c.id);
+  }
+
+  /** A run begins: note every claim as it is now (see `claimAtRunStart`). */
+  runBegins(): void {
+    for (const c of this.claims.values()) this.claimAtRunStart.set(c.id, structuredClone(c));
   }
 
   private touchClaim(c: Claim): void {

@@ -131,8 +131,17 @@ export const REGRESSIONS: readonly Regression[] = [
     path: "0:0:3:5:5:5:6:5:6:6:6:12:10:11:11:12:11:11:11:11:11:12:15:5:12:12:13:13:13:13:17:16:17:17:17:20:20:20:20:21:21:23:22:11:18:19:18:3:6:16:15:16:16:16:16:16:15:6:14:18:18:19:3:5:7:5:5:13:13:12:15:12:13:14:12:14:15:12:14:14:14:16:15:15:15:15:15:17:15:15:15:16:16:16:20:20:23:14:20:20:20:21:5:6:6:21:21:21:21:21:21:21:21:21:21",
     what: "(split store, 06:31) a claim deleted, then its group (now empty) deleted: no claims walk covers a group that is gone, so the claim stays in the snapshot for good",
   },
+  {
+    seed: 4732,
+    path: "0:36:34:35:35:35:35:41:39:39:40:39:47:41:42:41:41:41:41:41:41:41:41:41:41:41:41:42:42:42:47:49:46:54:57:44:43:47:48:48:50:50:50:50:50:51:51:51:51:51",
+    what: "(split store, 06:31) a claim moved out of the window; the lookup of its member's claims answers it without its id (quarantined), yet the lookup counts as proof: the claim is deleted (tolerance rule 3)",
+  },
+  {
+    seed: 7631,
+    path: "0:1:6:2:0:1:0:2:2:1:5:1:1:0:3:7:9:8:5:3:2:0:2:0:3:3:3:3:3:3:5:4:4:7:5:11:14:14:16:15:15:15:15:15:15:15:15:16:15:15:15:16:16:16:16:15:14:15:15:15:15:15:15:15:15:15:15:15:17:15:17:17:17:17:17:17:17:17:17:17:17:17:18:18:19:15:17:2:16:15:17:17:32:32:32:32:32:32:32:32:32:32",
+    what: "(split store, 06:31) a claim stored outside the window moves back in and is deleted between two runs: no run could read it inside, so the snapshot keeps it as last seen (the invariant judged it by the service's last version)",
+  },
 ];
-
 let server: SimServer;
 beforeAll(async () => {
   server = await SimServer.start();

@@ -406,6 +406,49 @@ describe("records that move out of sight during a walk are not deleted (sim seed
     expect(t.db.prepare("SELECT COUNT(*) FROM claims_history WHERE id = 'k1'").pluck().get()).toBe(2);
   });
 
+  it("a lookup whose answer holds an item without an id proves nothing: the claim it asked about stays (sim seed 4732)", async () => {
+    const t = setup();
+    let d = data([member("m1", [cov("c1", "G1")])], { claims: [claim("k1", "G1", "m1", "2026-02-01"), claim("k2", "G1", "m1", "2026-02-02")] });
+    await syncStarted({ source: rawMemorySource(() => d), store: t.store, claimsWindow: window, ...ONE });
+    // k1's date moves out of the window; the lookup of m1's claims answers it without its id.
+    d = { ...d, claims: [claim("k1", "G1", "m1", "2026-05-01"), claim("k2", "G1", "m1", "2026-02-02")] };
+    const noId = (resource: string, f: Record<string, string | undefined>, after: string | undefined) =>
+      resource === "claims" && f.memberId === "m1" && after === undefined ? d.claims.map((c) => (c.id === "k1" ? { ...c, id: undefined } : c)) : undefined;
+    const r = await syncStarted({ source: rawMemorySource(() => d, { override: noId }), store: t.store, claimsWindow: window, ...ONE });
+    expect(r.status).toBe("succeeded");
+    expect(recordedChanges(t.db, r.runId)).toEqual([]);
+    expect(t.db.prepare("SELECT COUNT(*) FROM quarantine WHERE run_id = ?").pluck().get(r.runId)).toBe(1);
+    // Read whole, the lookup finds k1 where it moved.
+    const r2 = await syncStarted({ source: rawMemorySource(() => d), store: t.store, claimsWindow: window, ...ONE });
+    expect(recordedChanges(t.db, r2.runId)).toEqual(["claims update k1"]);
+  });
+
+  it("a child delete whose confirming listing held an item without an id waits for a whole one", async () => {
+    const t = setup();
+    const withCx = (holder: string) => data(["a", "b", "c", "d"].map((id) => member(id, id === holder ? [cov(`c-${id}`, "G1"), cov("cx", "G1")] : [cov(`c-${id}`, "G1")])));
+    let d = withCx("d");
+    await syncStarted({ source: rawMemorySource(() => d), store: t.store, claimsWindow: window, ...ONE });
+    let fetches = 0;
+    let walked = false;
+    const source = rawMemorySource(() => d, {
+      onFetch: (_n, resource, f) => {
+        // After the first page (a, b) is read, cx moves from d (page 2) to a (page 1).
+        if (resource === "members" && ++fetches === 2) d = withCx("a");
+        if (resource === "members" && f.groupId === "G2") walked = true;
+      },
+      // The confirming re-read of G1 (after G2's walk) answers a without its id.
+      override: (resource, f, after) =>
+        walked && resource === "members" && f.groupId === "G1" && after === undefined ? d.members.slice(0, 2).map((m) => (m.id === "a" ? { ...m, id: undefined } : m)) : undefined,
+    });
+    const r = await syncStarted({ source, store: t.store, claimsWindow: window, ...ONE });
+    expect(r.status).toBe("succeeded");
+    expect(t.db.prepare("SELECT COUNT(*) FROM quarantine WHERE run_id = ?").pluck().get(r.runId)).toBe(1);
+    expect(recordedChanges(t.db, r.runId).filter((c) => c.startsWith("coverages"))).toEqual([]);
+    expect(t.db.prepare("SELECT memberId FROM coverages WHERE id = 'cx'").pluck().get()).toBe("d");
+    const r2 = await syncStarted({ source: rawMemorySource(() => d), store: t.store, claimsWindow: window, ...ONE });
+    expect(recordedChanges(t.db, r2.runId).filter((c) => c.startsWith("coverages"))).toEqual(["coverages update cx"]);
+  });
+
   it("a member or claim whose group is gone from the listing can still be proven deleted (sim seeds 5209, 6860)", async () => {
     const t = setup();
     const groups3 = [...data([]).groups, { id: "gp3", groupId: "G3", plans: [] }];
