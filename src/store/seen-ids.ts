@@ -63,12 +63,22 @@ export class SeenIds {
    * already say "read": those parents lose their fingerprint, so the next walk reads them again.
    */
   clear(): void {
-    this.db.exec(`
-      UPDATE _groups_v SET fp = NULL WHERE valid_to_run IS NULL AND id IN (
-        SELECT v.part FROM _child_gone g JOIN _plans_v v ON v.vid = g.vid WHERE g.resource = 'plans');
-      UPDATE _members_v SET fp = NULL WHERE valid_to_run IS NULL AND id IN (
-        SELECT v.part FROM _child_gone g JOIN _coverages_v v ON v.vid = g.vid WHERE g.resource = 'coverages');
-      DELETE FROM _seen; DELETE FROM _seen_pages; DELETE FROM _child_gone;`);
+    // Children noted gone and still current: their delete was never made (an abandoned walk, or
+    // a confirmation that could not read whole). The pages that list their parents are forgotten
+    // too, or the next walk would recognise them by their bytes and never read the parent.
+    const pending = this.db.prepare("SELECT 1 FROM _child_gone g WHERE EXISTS (SELECT 1 FROM _plans_v v WHERE v.vid = g.vid AND v.valid_to_run IS NULL) OR EXISTS (SELECT 1 FROM _coverages_v v WHERE v.vid = g.vid AND v.valid_to_run IS NULL) LIMIT 1").get();
+    if (pending) {
+      this.db.exec(`
+        UPDATE _groups_v SET fp = NULL WHERE valid_to_run IS NULL AND id IN (
+          SELECT v.part FROM _child_gone g JOIN _plans_v v ON v.vid = g.vid WHERE g.resource = 'plans' AND v.valid_to_run IS NULL);
+        UPDATE _members_v SET fp = NULL WHERE valid_to_run IS NULL AND id IN (
+          SELECT v.part FROM _child_gone g JOIN _coverages_v v ON v.vid = g.vid WHERE g.resource = 'coverages' AND v.valid_to_run IS NULL);
+        DELETE FROM _pages WHERE EXISTS (
+          SELECT 1 FROM json_each(_pages.ids) j WHERE j.value IN (
+            SELECT v.part FROM _child_gone g JOIN _plans_v v ON v.vid = g.vid WHERE g.resource = 'plans' AND v.valid_to_run IS NULL
+            UNION SELECT v.part FROM _child_gone g JOIN _coverages_v v ON v.vid = g.vid WHERE g.resource = 'coverages' AND v.valid_to_run IS NULL));`);
+    }
+    this.db.exec("DELETE FROM _seen; DELETE FROM _seen_pages; DELETE FROM _child_gone;");
   }
 }
 

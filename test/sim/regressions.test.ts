@@ -141,8 +141,12 @@ export const REGRESSIONS: readonly Regression[] = [
     path: "0:1:6:2:0:1:0:2:2:1:5:1:1:0:3:7:9:8:5:3:2:0:2:0:3:3:3:3:3:3:5:4:4:7:5:11:14:14:16:15:15:15:15:15:15:15:15:16:15:15:15:16:16:16:16:15:14:15:15:15:15:15:15:15:15:15:15:15:17:15:17:17:17:17:17:17:17:17:17:17:17:17:18:18:19:15:17:2:16:15:17:17:32:32:32:32:32:32:32:32:32:32",
     what: "(split store, 06:31) a claim stored outside the window moves back in and is deleted between two runs: no run could read it inside, so the snapshot keeps it as last seen (the invariant judged it by the service's last version)",
   },
-];
-let server: SimServer;
+  {
+    seed: 7074,
+    path: "0:32:25:25:25:26:30:26:26:27:27:27:29:29:29:30:4:29:25:31:20:2:0:13:3:0:4:5:5:4:8:8:8:8:8:8:8:8:8:8:10:9:9:10:10:10:10:10:10:4:4:4:5:4",
+    what: "(split store, 07:50) a coverage delete left for later (its confirming listing held an item without an id) is never made: the member's page, unchanged since, is recognised by its bytes and the member never read again",
+  },
+];let server: SimServer;
 beforeAll(async () => {
   server = await SimServer.start();
 });

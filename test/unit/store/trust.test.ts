@@ -449,6 +449,29 @@ describe("records that move out of sight during a walk are not deleted (sim seed
     expect(recordedChanges(t.db, r2.runId).filter((c) => c.startsWith("coverages"))).toEqual(["coverages update cx"]);
   });
 
+  it("a child delete left for later is made by the next run, although its parent's page did not change again (sim seed 7074)", async () => {
+    const t = setup();
+    const members = (withCx: boolean) => data(["a", "b"].map((id) => member(id, id === "a" && withCx ? [cov("c-a", "G1"), cov("cx", "G1")] : [cov(`c-${id}`, "G1")])));
+    let d = members(true);
+    await syncStarted({ source: rawMemorySource(() => d), store: t.store, claimsWindow: window, ...ONE });
+    d = members(false);
+    let walked = false;
+    const source = rawMemorySource(() => d, {
+      onFetch: (_n, resource, f) => {
+        if (resource === "members" && f.groupId === "G2") walked = true;
+      },
+      // The confirming re-read of G1 answers b without its id.
+      override: (resource, f, after) =>
+        walked && resource === "members" && f.groupId === "G1" && after === undefined ? d.members.map((m) => (m.id === "b" ? { ...m, id: undefined } : m)) : undefined,
+    });
+    const r = await syncStarted({ source, store: t.store, claimsWindow: window, ...ONE });
+    expect(r.status).toBe("succeeded");
+    expect(t.db.prepare("SELECT COUNT(*) FROM quarantine WHERE run_id = ?").pluck().get(r.runId)).toBe(1);
+    expect(recordedChanges(t.db, r.runId)).toEqual([]);
+    const r2 = await syncStarted({ source: rawMemorySource(() => d), store: t.store, claimsWindow: window, ...ONE });
+    expect(recordedChanges(t.db, r2.runId)).toEqual(["coverages delete cx"]);
+  });
+
   it("a member or claim whose group is gone from the listing can still be proven deleted (sim seeds 5209, 6860)", async () => {
     const t = setup();
     const groups3 = [...data([]).groups, { id: "gp3", groupId: "G3", plans: [] }];
