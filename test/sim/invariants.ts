@@ -55,7 +55,7 @@ const Resources = ["designs", "groups", "plans", "members", "coverages", "claims
 const inWindow = (d: string | null | undefined) => typeof d === "string" && d >= WINDOW.from && d <= WINDOW.to;
 
 /** (a) The snapshot's current views equal the model (claims: see below). */
-export function checkFinalState(db: Database, model: ServiceModel, piiKey: Buffer): Violation[] {
+export function checkFinalState(db: Database, model: ServiceModel, piiKey: Buffer, runs: readonly RunRecord[]): Violation[] {
   const data = {
     designs: model.designs,
     groups: model.groups,
@@ -72,8 +72,10 @@ export function checkFinalState(db: Database, model: ServiceModel, piiKey: Buffe
   // Claims: the walk reads the window only. Every claim the service has inside it is in the
   // snapshot as it is now; a stored claim the window does not hold is one whose service date
   // moved out of it (or that was deleted out there, where no walk looks): kept as last seen. It
-  // must be gone if the service deleted it while it was inside the window as some run began (a
-  // claim that came back into the window and went between two runs was never there to be read).
+  // is wrong when the stored version is inside the window (the window's walk and the lookup by
+  // member settle such a claim), or when a run that began after the stored version was observed
+  // found the claim inside the window (its walk could read it). A claim that came back into the
+  // window and went between two runs was never there for any run to read.
   const claimsIn = new Map<string, unknown>();
   for (const c of model.claims.values()) if (inWindow(c.serviceDateFrom)) claimsIn.set(c.id, norm(c));
   for (const [id, want] of claimsIn) {
@@ -83,9 +85,16 @@ export function checkFinalState(db: Database, model: ServiceModel, piiKey: Buffe
   }
   for (const id of snap.claims.keys()) {
     if (claimsIn.has(id)) continue;
-    const last = model.claimAtRunStart.get(id);
-    if (!model.lastClaim.has(id)) out.push(`claims ${id}: in the snapshot, never on the service`);
-    else if (last && inWindow(last.serviceDateFrom)) out.push(`claims ${id}: in the snapshot, but the service ${model.claims.has(id) ? "has it elsewhere" : "deleted it"} while it was inside the window`);
+    if (!model.lastClaim.has(id)) {
+      out.push(`claims ${id}: in the snapshot, never on the service`);
+      continue;
+    }
+    const stored = db.prepare("SELECT serviceDateFrom, valid_from_run FROM claims_history WHERE id = ? AND valid_to_run IS NULL").get(id) as
+      | { serviceDateFrom: string | null; valid_from_run: number }
+      | undefined;
+    const storedBy = runs.find((r) => r.runId === stored?.valid_from_run)?.index ?? -1;
+    const seenInside = (model.claimAtRunStarts.get(id) ?? []).some((s) => s.run > storedBy && inWindow(s.date));
+    if (inWindow(stored?.serviceDateFrom) || seenInside) out.push(`claims ${id}: in the snapshot, but the service ${model.claims.has(id) ? "has it elsewhere" : "deleted it"} while it was inside the window`);
   }
   return out.length ? [{ kind: "final-state", message: summarise(`the snapshot differs from the model in ${out.length} record(s)`, out) }] : [];
 }

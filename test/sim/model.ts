@@ -158,11 +158,11 @@ export class ServiceModel {
   /** The last version of every claim there ever was (deleted ones too). */
   readonly lastClaim = new Map<string, Claim>();
   /**
-   * The last version of every claim as some run began (`runBegins`): what a walk could surely
-   * have read. A claim that moves back into the window and is deleted between two runs was never
-   * inside it for any run to see.
+   * Per claim, each run (by index) that began while it existed, and its service date then: what a
+   * walk could surely have read. A claim that moves back into the window and is deleted between
+   * two runs was never inside it for any run to see.
    */
-  readonly claimAtRunStart = new Map<string, Claim>();
+  readonly claimAtRunStarts = new Map<string, { run: number; date: string }[]>();
   /** Presence intervals `[from, to)` in ticks, per `resource:id`. */
   private readonly presence = new Map<string, [number, number | null][]>();
   /** Every SSN ever generated, as generated (dashed, or undashed for a few). */
@@ -387,9 +387,13 @@ export class ServiceModel {
     for (const c of m.coverages) this.died("coverages", c.id);
   }
 
-  /** A run begins: note every claim as it is now (see `claimAtRunStart`). */
-  runBegins(): void {
-    for (const c of this.claims.values()) this.claimAtRunStart.set(c.id, structuredClone(c));
+  /** Run `index` begins: note every claim's date now (see `claimAtRunStarts`). */
+  runBegins(index: number): void {
+    for (const c of this.claims.values()) {
+      const starts = this.claimAtRunStarts.get(c.id) ?? [];
+      starts.push({ run: index, date: c.serviceDateFrom });
+      this.claimAtRunStarts.set(c.id, starts);
+    }
   }
 
   private touchClaim(c: Claim): void {

@@ -79,7 +79,7 @@ export async function runSchedule(s: Schedule, server: SimServer): Promise<Sched
   const doRun = async (spec: RunSpec, cursorBug: boolean, opts: { final: boolean; allowDeletes: boolean }): Promise<RunRecord> => {
     const index = runs.length;
     const startTick = model.tick;
-    model.runBegins();
+    model.runBegins(index);
     server.beginRun({ level: spec.level, midWalk: spec.midWalk, cursorBug }, Rng.derive(s.seed, 1000 + index));
     const port = world.beginRun(spec.store);
     const hang = new AbortController();
@@ -175,7 +175,7 @@ export async function runSchedule(s: Schedule, server: SimServer): Promise<Sched
 
     const db = world.db;
     // Without a successful fresh final walk there is nothing to compare (final-sync-failed says why).
-    if (settled) violations.push(...checkFinalState(db, model, SIM_PII_KEY));
+    if (settled) violations.push(...checkFinalState(db, model, SIM_PII_KEY, runs));
     violations.push(...checkFalseDeletes(db, model, runs));
     violations.push(...checkDoubleChanges(db));
     violations.push(...checkGuard(db, runs, POLICY));
