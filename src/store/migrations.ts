@@ -1,5 +1,6 @@
 import type { Database } from "better-sqlite3";
-import { StoredResources, ViewColumns, columnName, type StoredResource } from "./resources.js";
+import { createSyncIndexes, createVersionTable, createViews, dropViews, ensureIndexes } from "./analyst-schema.js";
+import { StoredResources } from "./resources.js";
 
 /**
  * Schema migrations, applied in order by `PRAGMA user_version`. Each runs in one transaction, so
@@ -9,6 +10,10 @@ import { StoredResources, ViewColumns, columnName, type StoredResource } from ".
  * written once when a record is inserted or changed, and closed (`valid_to_run`) when it is
  * replaced or deleted. The current tables, the history and the `changes` feed are views derived
  * from it, so each observed change is written once, not three times.
+ *
+ * The views are created by the last migration that changed them (each drops them all and creates
+ * them again, see analyst-schema.ts); earlier migrations only ever made tables and indexes. The
+ * tables are made as analyst-schema.ts defines them now, so the rebuild of migration 3 is a copy.
  */
 export const migrations: readonly ((db: Database) => void)[] = [
   (db) => {
@@ -90,19 +95,11 @@ export const migrations: readonly ((db: Database) => void)[] = [
         excerpt TEXT NOT NULL,
         observed_at TEXT NOT NULL
       );
-      CREATE VIEW quarantine AS SELECT run_id, resource, scope, id, reason, excerpt, observed_at FROM _quarantine;
-      CREATE VIEW runs AS
-        SELECT r.run_id, r.job, r.status, r.started_at, r.finished_at, r.resumed_from, r.error,
-               COALESCE(SUM(c.seen), 0) AS seen, COALESCE(SUM(c.inserted), 0) AS inserted,
-               COALESCE(SUM(c.updated), 0) AS updated, COALESCE(SUM(c.deleted), 0) AS deleted,
-               COALESCE(SUM(c.unchanged), 0) AS unchanged, COALESCE(SUM(c.quarantined), 0) AS quarantined,
-               r.options
-        FROM _runs r LEFT JOIN _run_counts c ON c.run_id = r.run_id
-        GROUP BY r.run_id;
-      CREATE VIEW run_counts AS SELECT * FROM _run_counts;
     `);
-    for (const r of StoredResources) createResource(db, r);
-    db.exec(`CREATE VIEW changes AS ${StoredResources.map(changesSelect).join("\nUNION ALL\n")};`);
+    for (const r of StoredResources) {
+      createVersionTable(db, r);
+      createSyncIndexes(db, r);
+    }
   },
   // 2: trust. A run holds the snapshot by a lease it renews (a run killed on another host or in a
   // restarted container is recognised by its lapsed lease); the snapshot remembers the service it
@@ -149,51 +146,26 @@ export const migrations: readonly ((db: Database) => void)[] = [
       ALTER TABLE _pages ADD COLUMN vids TEXT;
       -- Children the parents of a scope listed, over the run's chain (the per-scope delete rule).
       ALTER TABLE _walk ADD COLUMN children INTEGER NOT NULL DEFAULT 0;
-      CREATE VIEW deliveries AS
-        SELECT delivery_id, output, for_run, runs, status, started_at, finished_at, error FROM _deliveries;
     `);
   },
-];
-
-function createResource(db: Database, r: StoredResource): void {
-  const cols = ViewColumns[r].map((p) => `json_extract(data, '$.${p}') AS "${columnName(p)}"`).join(", ");
-  db.exec(`
-    CREATE TABLE _${r}_v (
-      vid INTEGER PRIMARY KEY,
-      id TEXT NOT NULL,
-      valid_from_run INTEGER NOT NULL,
-      valid_to_run INTEGER,
-      op TEXT NOT NULL CHECK (op IN ('insert', 'update')),
-      -- Why the version stopped being current: replaced by an update, or the record was deleted.
-      ended_by TEXT CHECK (ended_by IN ('update', 'delete')),
-      part TEXT,
-      changed_fields TEXT,
-      -- A keyed hash of the text the server sent, so an unchanged record is recognised without
-      -- re-serialising it; null where it must not be trusted (a child list was unreadable).
-      fp INTEGER,
-      -- SHA-256 of the canonical JSON (first 16 bytes, hex): a stable hash of the version.
-      hash TEXT NOT NULL,
-      data TEXT NOT NULL
-    );
-    -- Current versions by id, covering the fingerprint: the sync's per-page probe reads no table row.
-    CREATE INDEX _${r}_v_current ON _${r}_v (id, fp) WHERE valid_to_run IS NULL;
-    ${
-      // Children (plans, coverages) are found by parent when the parent is observed; other parts
-      // are only read for the few delete candidates, so they need no index.
-      r === "plans" || r === "coverages" ? `CREATE INDEX _${r}_v_part ON _${r}_v (part) WHERE valid_to_run IS NULL;` : ""
+  // 3: the analyst's snapshot (see analyst-schema.ts). The version tables are rebuilt with typed
+  // columns (generated from `data`, so the copy computes them), then indexed; every view is
+  // created again over them, with the new ones (field_changes, change_records, claim_lines,
+  // memberships).
+  (db) => {
+    dropViews(db);
+    const cols = "vid, id, valid_from_run, valid_to_run, op, ended_by, part, changed_fields, fp, hash, data";
+    for (const r of StoredResources) {
+      createVersionTable(db, r, `_${r}_v_typed`);
+      db.exec(`INSERT INTO _${r}_v_typed (${cols}) SELECT ${cols} FROM _${r}_v ORDER BY vid;
+               DROP TABLE _${r}_v;
+               ALTER TABLE _${r}_v_typed RENAME TO _${r}_v;`);
+      createSyncIndexes(db, r);
     }
-    CREATE VIEW "${r}" AS SELECT id, ${cols}, hash, data FROM _${r}_v WHERE valid_to_run IS NULL;
-    CREATE VIEW "${r}_history" AS
-      SELECT v.id, ${cols.replace(/json_extract\(data/g, "json_extract(v.data")}, v.hash, v.data, v.valid_from_run, v.valid_to_run, r.started_at AS observed_at
-      FROM _${r}_v v JOIN _runs r ON r.run_id = v.valid_from_run;
-  `);
-}
-
-function changesSelect(r: StoredResource): string {
-  return `SELECT valid_from_run AS run_id, '${r}' AS resource, id, op, changed_fields FROM _${r}_v
-UNION ALL
-SELECT valid_to_run, '${r}', id, 'delete', NULL FROM _${r}_v WHERE ended_by = 'delete'`;
-}
+    ensureIndexes(db);
+    createViews(db);
+  },
+];
 
 /** Bring the database to the latest schema. Refuses a database newer than this code. */
 export function migrate(db: Database): void {

@@ -8,6 +8,7 @@
 import type { Database } from "better-sqlite3";
 import { randomBytes } from "node:crypto";
 import { DeleteGuardError, redact } from "../errors.js";
+import { deferIndexes, ensureIndexes } from "./analyst-schema.js";
 import { canonicalJson } from "./canonical.js";
 import { emptyCounts } from "./counts.js";
 import { planDeletes, type DeletePlan } from "./delete-plan.js";
@@ -87,6 +88,9 @@ export class RunLifecycle {
       }
     } else claimed = db.transaction(claim).immediate();
     const fresh = new Set(claimed.fresh);
+    // A resource loaded from empty gets its analyst indexes built once, when the run ends.
+    deferIndexes(db, fresh);
+    ensureIndexes(db, fresh);
     const run: ActiveRun = {
       runId: claimed.id,
       resumedFrom,
@@ -139,6 +143,7 @@ export class RunLifecycle {
     }
     this.d.seen.clear();
     this.d.pages.keepFrom(this.chainStart(run));
+    ensureIndexes(db);
     db.prepare("UPDATE _runs SET status = 'succeeded', finished_at = ?, lease_until = NULL WHERE run_id = ?").run(this.d.now().toISOString(), run.runId);
     this.writeCounts(run);
     if (run.dryRun) return this.rollbackDryRun(run, "succeeded");

@@ -1,0 +1,62 @@
+/**
+ * The analyst section of `npm run bench`: the issue's questions on the snapshot's views against a
+ * typed, indexed copy made in the same run, and `changes WHERE run_id = ?` as runs accumulate.
+ */
+import { spawnSync } from "node:child_process";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const here = dirname(fileURLToPath(import.meta.url));
+const analystJs = join(here, "analyst-worker.js");
+
+export type Report = (name: string, value: string, bar: string, ok: boolean) => void;
+export type Worker = (args: string[]) => Record<string, number | string>;
+
+function analyst(args: string[]): Record<string, unknown> {
+  const r = spawnSync(process.execPath, [analystJs, ...args], { encoding: "utf8", maxBuffer: 1 << 24 });
+  if (r.status !== 0) throw new Error(`analyst worker ${args[0]} failed: ${r.stderr}`);
+  return JSON.parse(r.stdout.trim().split("\n").pop()!) as Record<string, unknown>;
+}
+
+/** Each question on the views takes at most twice the same question on the typed copy. */
+export function questionsSection(db: string, report: Report): void {
+  const { questions } = analyst(["questions", db]) as { questions: { name: string; viewMs: number; copyMs: number; rows: number }[] };
+  for (const q of questions) {
+    const ratio = q.viewMs / q.copyMs;
+    report(
+      `analyst: ${q.name} on the views / on a typed, indexed copy`,
+      `${ratio.toFixed(2)} (${q.viewMs.toFixed(1)} ms vs ${q.copyMs.toFixed(1)} ms, ${q.rows} rows)`,
+      "<= 2",
+      ratio <= 2,
+    );
+  }
+}
+
+/**
+ * `runs` more runs on the snapshot, each after a simulated day of changes on the sandbox (the
+ * member walk only, to keep the bench short), then `changes WHERE run_id = ?` for every run.
+ */
+export async function accumulatedChanges(
+  sandbox: { baseUrl: string; key: string },
+  db: string,
+  runs: number,
+  worker: Worker,
+  window: { from: string; to: string },
+  report: Report,
+): Promise<void> {
+  for (let i = 0; i < runs; i++) {
+    const res = await fetch(`${sandbox.baseUrl}/_sandbox/advance`, { method: "POST" });
+    if (!res.ok) throw new Error(`the sandbox refused to advance: ${res.status}`);
+    await res.arrayBuffer();
+    const r = worker(["sync", sandbox.baseUrl, sandbox.key, window.from, window.to, db, "members"]);
+    if (r.status !== "succeeded") throw new Error(`run ${i + 1} of the accumulation failed: ${r.error}`);
+  }
+  const c = analyst(["changes", db]) as { runs: number; ms: number[]; rows: number[]; worstMs: number };
+  console.log(`  changes per run (ms, run 1 first): ${c.ms.join(" ")}; rows: ${c.rows.join(" ")}`);
+  report(
+    `analyst: changes WHERE run_id = ? after ${c.runs} runs, slowest run after the first`,
+    `${c.worstMs.toFixed(1)} ms`,
+    "< 50 ms",
+    c.worstMs < 50,
+  );
+}

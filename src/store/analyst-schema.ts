@@ -1,0 +1,185 @@
+/**
+ * The snapshot as analysts query it (`sqlite3`, DBeaver, Datasette): typed columns, indexes on what
+ * they filter and join on, and the views of the contract.
+ *
+ * - Each version table (`_<resource>_v`) carries the documented scalar fields as STORED generated
+ *   columns, computed by SQLite from `data` when the row is written: a view reads a real column,
+ *   never JSON, and an index on it is an ordinary index. The sync writes only `data`; the columns
+ *   cannot drift from it.
+ * - Money: the amount columns keep the service's decimal text (`paidAmount`, "1234.50"); each also
+ *   has an integer cents column (`paidAmount_cents`) that sums exactly.
+ * - Indexes: every foreign key (memberId, groupId, planId, coverageId, subscriberId, ...), service
+ *   dates, statuses, and `(id, valid_from_run)` for history. A load into an empty resource drops
+ *   them and builds them once at the end (`deferIndexes` / `ensureIndexes`): maintained row by row,
+ *   random keys cost several times the load itself.
+ */
+import type { Database } from "better-sqlite3";
+import { StoredResources, ViewColumns, columnName, type StoredResource } from "./resources.js";
+
+/** Amount fields: decimal text, plus an exact integer cents column `<name>_cents`. */
+export const MoneyColumns: Partial<Record<StoredResource, readonly string[]>> = {
+  claims: ["claimAmount", "allowedAmount", "paidAmount"],
+};
+
+/** The columns analysts filter and join on: one index each. */
+export const IndexedColumns: Record<StoredResource, readonly string[]> = {
+  designs: [],
+  groups: ["groupId"],
+  plans: ["groupPolicyId", "basePlanDesignId"],
+  members: ["subscriberId"],
+  coverages: ["memberId", "groupId", "planId", "status"],
+  claims: ["memberId", "groupId", "planId", "coverageId", "serviceDateFrom", "claimStatus"],
+};
+
+/** A JSON path SQLite reads whatever the key's characters: `$."address"."city"`. */
+function jsonPath(path: string): string {
+  return `$.${path.split(".").map((k) => `"${k.replace(/"/g, '""')}"`).join(".")}`.replace(/'/g, "''");
+}
+
+/**
+ * Integer cents of a decimal text amount (`"-1234.5"`, `"0.29"`): exact for every amount with at
+ * most two decimals below 10^13 (round() absorbs the binary error of `x * 100`). Anything else (a
+ * number sent as JSON, `"1,234.50"`, `"12.345"`, `""`) is NULL, never a wrong number.
+ */
+const cents = (x: string) =>
+  `CASE WHEN typeof(${x}) = 'text' AND ${x} NOT GLOB '*[^0-9.-]*' AND ${x} GLOB '*[0-9]*' AND ${x} NOT GLOB '?*-*' ` +
+  `AND ${x} NOT GLOB '*.*.*' AND (instr(${x}, '.') = 0 OR length(${x}) - instr(${x}, '.') <= 2) ` +
+  `THEN CAST(round(${x} * 100) AS INTEGER) END`;
+
+/** The typed columns of one resource, in view order: `[name, declared type, expression on data]`. */
+export function typedColumns(r: StoredResource): [string, string, string][] {
+  const out: [string, string, string][] = [];
+  for (const p of ViewColumns[r]) {
+    const extract = `json_extract(data, '${jsonPath(p)}')`;
+    out.push([columnName(p), "TEXT", extract]);
+    // A generated column may read another: the amount's text is extracted once.
+    if (MoneyColumns[r]?.includes(p)) out.push([`${columnName(p)}_cents`, "INTEGER", cents(`"${columnName(p)}"`)]);
+  }
+  return out;
+}
+
+/** The version table of a resource with its typed columns (`name` lets a migration build it aside). */
+export function createVersionTable(db: Database, r: StoredResource, name = `_${r}_v`): void {
+  const typed = typedColumns(r)
+    .map(([col, type, expr]) => `"${col}" ${type} GENERATED ALWAYS AS (${expr}) STORED`)
+    .join(",\n      ");
+  db.exec(`
+    CREATE TABLE ${name} (
+      vid INTEGER PRIMARY KEY,
+      id TEXT NOT NULL,
+      valid_from_run INTEGER NOT NULL,
+      valid_to_run INTEGER,
+      op TEXT NOT NULL CHECK (op IN ('insert', 'update')),
+      -- Why the version stopped being current: replaced by an update, or the record was deleted.
+      ended_by TEXT CHECK (ended_by IN ('update', 'delete')),
+      part TEXT,
+      changed_fields TEXT,
+      -- A keyed hash of the text the server sent, so an unchanged record is recognised without
+      -- re-serialising it; null where it must not be trusted (a child list was unreadable).
+      fp INTEGER,
+      -- SHA-256 of the canonical JSON (first 16 bytes, hex): a stable hash of the version.
+      hash TEXT NOT NULL,
+      data TEXT NOT NULL,
+      ${typed}
+    )`);
+}
+
+/** The indexes the sync itself needs (never deferred). */
+export function createSyncIndexes(db: Database, r: StoredResource): void {
+  // Current versions by id, covering the fingerprint: the sync's per-page probe reads no table row.
+  db.exec(`CREATE INDEX IF NOT EXISTS _${r}_v_current ON _${r}_v (id, fp) WHERE valid_to_run IS NULL`);
+  // Children are found by parent when the parent is observed.
+  if (r === "plans" || r === "coverages") db.exec(`CREATE INDEX IF NOT EXISTS _${r}_v_part ON _${r}_v (part) WHERE valid_to_run IS NULL`);
+  // The changes of one run (`changes WHERE run_id = ?`): appended in run order, cheap to keep.
+  db.exec(`CREATE INDEX IF NOT EXISTS _${r}_v_from ON _${r}_v (valid_from_run)`);
+  db.exec(`CREATE INDEX IF NOT EXISTS _${r}_v_ended ON _${r}_v (valid_to_run) WHERE ended_by IS NOT NULL`);
+}
+
+function analystIndexes(r: StoredResource): { name: string; on: string }[] {
+  return [
+    { name: `_${r}_v_history`, on: "(id, valid_from_run)" },
+    ...IndexedColumns[r].map((c) => ({ name: `_${r}_v_ix_${c}`, on: `("${c}")` })),
+  ];
+}
+
+/** Drop the analyst indexes of resources about to be loaded from empty (built again by ensureIndexes). */
+export function deferIndexes(db: Database, resources: Iterable<StoredResource>): void {
+  for (const r of resources) for (const ix of analystIndexes(r)) db.exec(`DROP INDEX IF EXISTS ${ix.name}`);
+}
+
+/** Build whichever analyst indexes are missing (after a load), except on resources still loading. */
+export function ensureIndexes(db: Database, loading: ReadonlySet<StoredResource> = new Set()): void {
+  for (const r of StoredResources) {
+    if (loading.has(r)) continue;
+    for (const ix of analystIndexes(r)) db.exec(`CREATE INDEX IF NOT EXISTS ${ix.name} ON _${r}_v ${ix.on}`);
+  }
+}
+
+/** Every view of the contract, dropped (a migration rebuilds the tables under them). */
+export function dropViews(db: Database): void {
+  const views = db.prepare("SELECT name FROM sqlite_schema WHERE type = 'view'").pluck().all() as string[];
+  for (const v of views) db.exec(`DROP VIEW "${v}"`);
+}
+
+/** The views analysts query: see the README's analyst guide. */
+export function createViews(db: Database): void {
+  db.exec(`
+    CREATE VIEW quarantine AS SELECT run_id, resource, scope, id, reason, excerpt, observed_at FROM _quarantine;
+    CREATE VIEW runs AS
+      SELECT r.run_id, r.job, r.status, r.started_at, r.finished_at, r.resumed_from, r.error,
+             COALESCE(SUM(c.seen), 0) AS seen, COALESCE(SUM(c.inserted), 0) AS inserted,
+             COALESCE(SUM(c.updated), 0) AS updated, COALESCE(SUM(c.deleted), 0) AS deleted,
+             COALESCE(SUM(c.unchanged), 0) AS unchanged, COALESCE(SUM(c.quarantined), 0) AS quarantined,
+             r.options
+      FROM _runs r LEFT JOIN _run_counts c ON c.run_id = r.run_id
+      GROUP BY r.run_id;
+    CREATE VIEW run_counts AS SELECT run_id, resource, seen, inserted, updated, deleted, unchanged, quarantined FROM _run_counts;
+    CREATE VIEW deliveries AS
+      SELECT delivery_id, output, for_run, runs, status, started_at, finished_at, error FROM _deliveries;
+  `);
+  for (const r of StoredResources) {
+    const cols = typedColumns(r).map(([c]) => `"${c}"`);
+    db.exec(`
+      CREATE VIEW "${r}" AS SELECT id, ${cols.join(", ")}, hash, data FROM _${r}_v WHERE valid_to_run IS NULL;
+      CREATE VIEW "${r}_history" AS
+        SELECT v.id, ${cols.map((c) => `v.${c}`).join(", ")}, v.hash, v.data, v.valid_from_run, v.valid_to_run, r.started_at AS observed_at,
+               v.op, v.ended_by
+        FROM _${r}_v v JOIN _runs r ON r.run_id = v.valid_from_run;
+    `);
+  }
+  const union = (f: (r: StoredResource) => string) => StoredResources.map(f).join("\nUNION ALL\n");
+  // The version an update replaced: closed by the same run, as replaced.
+  const before = (r: StoredResource) => `SELECT p.data FROM _${r}_v p WHERE p.id = v.id AND p.valid_to_run = v.valid_from_run AND p.ended_by = 'update'`;
+  db.exec(`
+    CREATE VIEW changes AS ${union(
+      (r) => `SELECT valid_from_run AS run_id, '${r}' AS resource, id, op, changed_fields FROM _${r}_v
+UNION ALL
+SELECT valid_to_run, '${r}', id, 'delete', NULL FROM _${r}_v WHERE ended_by = 'delete'`,
+    )};
+    CREATE VIEW change_records AS ${union(
+      (r) => `SELECT v.valid_from_run AS run_id, '${r}' AS resource, v.id, v.op, (${before(r)}) AS before, v.data AS after FROM _${r}_v v
+UNION ALL
+SELECT v.valid_to_run, '${r}', v.id, 'delete', v.data, NULL FROM _${r}_v v WHERE v.ended_by = 'delete'`,
+    )};
+    CREATE VIEW field_changes AS ${union(
+      (r) => `SELECT v.valid_from_run AS run_id, '${r}' AS resource, v.id, f.value AS field,
+  CASE WHEN f.value IN (${ViewColumns[r].map((p) => `'${p}'`).join(", ")}) THEN replace(f.value, '.', '_') END AS column_name,
+  CASE f.value WHEN '(record)' THEN p.data ELSE json_extract(p.data, '$."' || replace(f.value, '.', '"."') || '"') END AS old_value,
+  CASE f.value WHEN '(record)' THEN v.data ELSE json_extract(v.data, '$."' || replace(f.value, '.', '"."') || '"') END AS new_value
+FROM _${r}_v v JOIN _${r}_v p ON p.id = v.id AND p.valid_to_run = v.valid_from_run AND p.ended_by = 'update', json_each(v.changed_fields) f
+WHERE v.op = 'update'`,
+    )};
+    CREATE VIEW claim_lines AS
+      SELECT c.id AS claim_id, CAST(j.key AS INTEGER) + 1 AS line_no, c.memberId, c.groupId, c.serviceDateFrom,
+             json_extract(j.value, '$.code') AS code, json_extract(j.value, '$.amount') AS amount,
+             ${cents("json_extract(j.value, '$.amount')")} AS amount_cents
+      FROM _claims_v c, json_each(c.data, '$.lines') j
+      WHERE c.valid_to_run IS NULL;
+    CREATE VIEW memberships AS
+      SELECT memberId, groupId, COUNT(*) AS coverages, SUM(status = 'active') AS active_coverages,
+             MIN(startDate) AS first_start_date,
+             CASE WHEN COUNT(endDate) < COUNT(*) THEN NULL ELSE MAX(endDate) END AS last_end_date
+      FROM _coverages_v WHERE valid_to_run IS NULL
+      GROUP BY memberId, groupId;
+  `);
+}

@@ -1,0 +1,192 @@
+/**
+ * The analyst's snapshot: typed columns that are real (declared, indexed) columns, exact money,
+ * readable changes, the relation views, indexes built after a first load, and the migration of a
+ * snapshot made before all this.
+ */
+import BetterSqlite3 from "better-sqlite3";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { migrations } from "../../../src/store/migrations.js";
+import { openDatabase } from "../../../src/store/database.js";
+import { memorySource, type MemoryData } from "../../helpers/memory-source.js";
+import { syncStarted, tempStore } from "../../helpers/temp-store.js";
+
+const window = { from: "2026-01-01", to: "2026-12-31" };
+let cleanup: (() => void)[] = [];
+afterEach(() => {
+  for (const c of cleanup.reverse()) c();
+  cleanup = [];
+});
+
+const claim = (id: string, memberId: string, paid: string, extra: Record<string, unknown> = {}) => ({
+  id,
+  claimNumber: `N-${id}`,
+  memberId,
+  coverageId: `c-${memberId}`,
+  groupId: "G1",
+  planId: "p1",
+  serviceDateFrom: "2026-02-03",
+  claimStatus: "paid",
+  claimAmount: paid,
+  allowedAmount: paid,
+  paidAmount: paid,
+  processing: { receivedDate: "2026-02-05", paidDate: null },
+  lines: [
+    { code: "99213", amount: "0.10" },
+    { code: "81001", amount: "0.20" },
+  ],
+  ...extra,
+});
+const member = (id: string, city: string) => ({
+  id,
+  firstName: "Ana",
+  lastName: "Lee",
+  ssn: "123-45-6789",
+  address: { line1: "1 Main St", city },
+  coverages: [{ id: `c-${id}`, groupId: "G1", planId: "p1", status: "active", startDate: "2026-01-01", endDate: null }],
+});
+function data(members: Record<string, unknown>[], claims: Record<string, unknown>[]): MemoryData {
+  return { designs: [{ id: "d1", name: "Gold" }], groups: [{ id: "gp1", groupId: "G1", plans: [{ id: "p1", name: "A" }] }], members, claims };
+}
+
+describe("the analyst's snapshot", () => {
+  it("money: decimal text kept as sent, and integer cents, exact for every two-decimal amount", async () => {
+    const t = tempStore();
+    cleanup.push(t.cleanup);
+    const claims = Array.from({ length: 30 }, (_, i) => claim(`k${i}`, "m1", i % 2 ? "0.10" : "0.20"));
+    claims.push(claim("big", "m1", "98765432.99"), claim("f1", "m1", "0.29"), claim("f2", "m1", "0.57"), claim("f3", "m1", "1.15"), claim("f4", "m1", "-19.99"), claim("x1", "m1", "1,234.50"), claim("x2", "m1", "12.345"), claim("x3", "m1", ""), claim("x4", "m1", "abc"), claim("x5", "m1", "1-2"));
+    const d = data([member("m1", "Lyon")], claims);
+    await syncStarted({ source: memorySource(() => d), store: t.store, claimsWindow: window });
+    const row = t.db.prepare("SELECT paidAmount, paidAmount_cents, typeof(paidAmount) AS t, typeof(paidAmount_cents) AS tc FROM claims WHERE id = 'big'").get();
+    expect(row).toEqual({ paidAmount: "98765432.99", paidAmount_cents: 9876543299, t: "text", tc: "integer" });
+    expect(t.db.prepare("SELECT SUM(paidAmount_cents) FROM claims WHERE id LIKE 'k%'").pluck().get()).toBe(450);
+    expect(t.db.prepare("SELECT op, ended_by FROM claims_history WHERE id = 'k0'").get()).toEqual({ op: "insert", ended_by: null });
+    // Amounts whose value times 100 is not a whole binary double (0.29 * 100 = 28.999999999999996).
+    expect(t.db.prepare("SELECT id, paidAmount_cents FROM claims WHERE id LIKE 'f%' ORDER BY id").all()).toEqual([
+      { id: "f1", paidAmount_cents: 29 },
+      { id: "f2", paidAmount_cents: 57 },
+      { id: "f3", paidAmount_cents: 115 },
+      { id: "f4", paidAmount_cents: -1999 },
+    ]);
+    // Not a two-decimal amount: no cents rather than a wrong number.
+    expect(t.db.prepare("SELECT COUNT(*) FROM claims WHERE id LIKE 'x%' AND paidAmount_cents IS NULL").pluck().get()).toBe(5);
+    const lines = t.db.prepare("SELECT line_no, code, amount, amount_cents FROM claim_lines WHERE claim_id = 'k0' ORDER BY line_no").all();
+    expect(lines).toEqual([
+      { line_no: 1, code: "99213", amount: "0.10", amount_cents: 10 },
+      { line_no: 2, code: "81001", amount: "0.20", amount_cents: 20 },
+    ]);
+  });
+
+  it("typed columns are declared columns of the tables, and the questions' filters use an index", async () => {
+    const t = tempStore();
+    cleanup.push(t.cleanup);
+    const d = data([member("m1", "Lyon")], [claim("k1", "m1", "1.00")]);
+    await syncStarted({ source: memorySource(() => d), store: t.store, claimsWindow: window });
+    const cols = t.db.prepare("SELECT name, type FROM pragma_table_xinfo('_claims_v') WHERE hidden = 3").all() as { name: string; type: string }[];
+    expect(cols).toContainEqual({ name: "memberId", type: "TEXT" });
+    expect(cols).toContainEqual({ name: "paidAmount_cents", type: "INTEGER" });
+    expect(cols).toContainEqual({ name: "processing_receivedDate", type: "TEXT" });
+    const plan = (sql: string) => (t.db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all() as { detail: string }[]).map((r) => r.detail).join(" | ");
+    expect(plan("SELECT * FROM claims WHERE memberId = 'm1'")).toMatch(/USING INDEX _claims_v_ix_memberId/);
+    expect(plan("SELECT * FROM coverages WHERE memberId = 'm1'")).toMatch(/USING INDEX _coverages_v_ix_memberId/);
+    expect(plan("SELECT * FROM claims WHERE serviceDateFrom BETWEEN '2026-01-01' AND '2026-01-31'")).toMatch(/USING INDEX _claims_v_ix_serviceDateFrom/);
+    expect(plan("SELECT * FROM members_history WHERE id = 'm1'")).toMatch(/USING INDEX _members_v_history/);
+    expect(plan("SELECT resource, op, COUNT(*) FROM changes WHERE run_id = 1 GROUP BY 1, 2")).not.toMatch(/SCAN _/);
+  });
+
+  it("what changed, readable: one row per changed field with old and new values, and the whole before and after", async () => {
+    const t = tempStore();
+    cleanup.push(t.cleanup);
+    let d = data([member("m1", "Lyon"), member("m2", "Nice")], [claim("k1", "m1", "1.00"), claim("k2", "m2", "2.00")]);
+    await syncStarted({ source: memorySource(() => d), store: t.store, claimsWindow: window });
+    d = data([member("m1", "Paris")], [claim("k1", "m1", "1.50", { claimStatus: "adjusted" })]);
+    const r = await syncStarted({ source: memorySource(() => d), store: t.store, claimsWindow: window });
+    expect(r.status).toBe("succeeded");
+    const fields = t.db.prepare("SELECT resource, id, field, column_name, old_value, new_value FROM field_changes WHERE run_id = ? ORDER BY 1, 2, 3").all(r.runId);
+    expect(fields).toEqual([
+      { resource: "claims", id: "k1", field: "allowedAmount", column_name: "allowedAmount", old_value: "1.00", new_value: "1.50" },
+      { resource: "claims", id: "k1", field: "claimAmount", column_name: "claimAmount", old_value: "1.00", new_value: "1.50" },
+      { resource: "claims", id: "k1", field: "claimStatus", column_name: "claimStatus", old_value: "paid", new_value: "adjusted" },
+      { resource: "claims", id: "k1", field: "paidAmount", column_name: "paidAmount", old_value: "1.00", new_value: "1.50" },
+      { resource: "members", id: "m1", field: "address.city", column_name: "address_city", old_value: "Lyon", new_value: "Paris" },
+    ]);
+    const records = t.db.prepare("SELECT resource, id, op, before, after FROM change_records WHERE run_id = ? ORDER BY 1, 2").all(r.runId) as {
+      resource: string;
+      id: string;
+      op: string;
+      before: string | null;
+      after: string | null;
+    }[];
+    const m1 = records.find((x) => x.id === "m1")!;
+    expect(JSON.parse(m1.before!).address.city).toBe("Lyon");
+    expect(JSON.parse(m1.after!).address.city).toBe("Paris");
+    const m2 = records.find((x) => x.id === "m2")!;
+    expect(m2.op).toBe("delete");
+    expect(JSON.parse(m2.before!).address.city).toBe("Nice");
+    expect(m2.after).toBeNull();
+    expect(records.map((x) => `${x.resource} ${x.op} ${x.id}`)).toEqual(["claims update k1", "claims delete k2", "coverages delete c-m2", "members update m1", "members delete m2"]);
+    // A member's groups without json_each.
+    expect(t.db.prepare("SELECT memberId, groupId, coverages, active_coverages, last_end_date FROM memberships").all()).toEqual([
+      { memberId: "m1", groupId: "G1", coverages: 1, active_coverages: 1, last_end_date: null },
+    ]);
+  });
+
+  it("a first load builds the analyst indexes once, at the end of the run (a failed one leaves them to the run that resumes)", async () => {
+    const t = tempStore();
+    cleanup.push(t.cleanup);
+    const d = data([member("m1", "Lyon")], [claim("k1", "m1", "1.00")]);
+    const indexes = () => t.db.prepare("SELECT name FROM sqlite_schema WHERE type = 'index' AND name LIKE '_claims_v_ix_%'").pluck().all();
+    expect(indexes()).toHaveLength(6);
+    let fail = true;
+    const source = memorySource(() => d);
+    const failing = {
+      ...source,
+      pages: (r: Parameters<typeof source.pages>[0], f?: Parameters<typeof source.pages>[1], o?: Parameters<typeof source.pages>[2]) => {
+        if (r === "claims" && fail) throw new Error("boom");
+        return source.pages(r, f, o);
+      },
+    };
+    const r1 = await syncStarted({ source: failing, store: t.store, claimsWindow: window });
+    expect(r1.status).toBe("failed");
+    expect(indexes()).toHaveLength(0);
+    fail = false;
+    const r2 = await syncStarted({ source: failing, store: t.store, claimsWindow: window });
+    expect(r2.status).toBe("succeeded");
+    expect(indexes()).toHaveLength(6);
+    expect(t.db.prepare("SELECT COUNT(*) FROM claims WHERE memberId = 'm1'").pluck().get()).toBe(1);
+  });
+
+  it("a snapshot made before the typed columns is migrated in place: every version kept, the columns filled", () => {
+    const dir = mkdtempSync(join(tmpdir(), "bsync-mig-"));
+    cleanup.push(() => rmSync(dir, { recursive: true, force: true }));
+    const path = join(dir, "old.db");
+    const old = new BetterSqlite3(path);
+    for (const m of migrations.slice(0, 2)) m(old);
+    // The version table and views as schema 2 made them: no typed column, views over JSON.
+    old.exec(`
+      DROP TABLE _claims_v;
+      CREATE TABLE _claims_v (vid INTEGER PRIMARY KEY, id TEXT NOT NULL, valid_from_run INTEGER NOT NULL, valid_to_run INTEGER,
+        op TEXT NOT NULL, ended_by TEXT, part TEXT, changed_fields TEXT, fp INTEGER, hash TEXT NOT NULL, data TEXT NOT NULL);
+      CREATE INDEX _claims_v_current ON _claims_v (id, fp) WHERE valid_to_run IS NULL;
+      CREATE VIEW claims AS SELECT id, json_extract(data, '$.paidAmount') AS paidAmount, hash, data FROM _claims_v WHERE valid_to_run IS NULL;
+      CREATE VIEW changes AS SELECT valid_from_run AS run_id, 'claims' AS resource, id, op, changed_fields FROM _claims_v;`);
+    old.pragma("user_version = 2");
+    old.prepare("INSERT INTO _runs (job, status, started_at, options) VALUES ('sync', 'succeeded', '2026-01-01T00:00:00Z', '{}')").run();
+    old.prepare("INSERT INTO _runs (job, status, started_at, options) VALUES ('sync', 'succeeded', '2026-01-02T00:00:00Z', '{}')").run();
+    const ins = old.prepare("INSERT INTO _claims_v (id, valid_from_run, valid_to_run, op, ended_by, part, changed_fields, fp, hash, data) VALUES (?, ?, ?, ?, ?, 'G1', ?, NULL, 'h', ?)");
+    ins.run("k1", 1, 2, "insert", "update", null, JSON.stringify(claim("k1", "m1", "1.00")));
+    ins.run("k1", 2, null, "update", null, '["paidAmount"]', JSON.stringify(claim("k1", "m1", "3.25")));
+    old.close();
+    const db = openDatabase(path);
+    cleanup.push(() => db.close());
+    expect(db.pragma("user_version", { simple: true })).toBe(migrations.length);
+    expect(db.prepare("SELECT id, paidAmount, paidAmount_cents FROM claims").all()).toEqual([{ id: "k1", paidAmount: "3.25", paidAmount_cents: 325 }]);
+    expect(db.prepare("SELECT valid_from_run, paidAmount FROM claims_history ORDER BY valid_from_run").all()).toEqual([
+      { valid_from_run: 1, paidAmount: "1.00" },
+      { valid_from_run: 2, paidAmount: "3.25" },
+    ]);
+    expect(db.prepare("SELECT field, old_value, new_value FROM field_changes WHERE run_id = 2").all()).toEqual([{ field: "paidAmount", old_value: "1.00", new_value: "3.25" }]);
+  });
+});
