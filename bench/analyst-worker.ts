@@ -49,7 +49,7 @@ function questions(member: string): { name: string; sql: (p: string) => string; 
 function makeCopy(db: BetterSqlite3.Database): void {
   db.exec("BEGIN");
   for (const r of StoredResources) {
-    const cols = ["id", ...typedColumns(r).map(([c]) => `"${c}"`)];
+    const cols = ["id", ...typedColumns(r).map((c) => `"${c.name}"`)];
     db.exec(`DROP TABLE IF EXISTS t_${r}; CREATE TABLE t_${r} AS SELECT ${cols.join(", ")} FROM "${r}"; CREATE UNIQUE INDEX t_${r}_id ON t_${r} (id);`);
   }
   for (const [r, c] of [["claims", "memberId"], ["claims", "groupId"], ["coverages", "memberId"], ["coverages", "status"]]) db.exec(`CREATE INDEX t_${r}_${c} ON t_${r} ("${c}")`);

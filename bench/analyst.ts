@@ -45,7 +45,9 @@ export async function accumulatedChanges(
   report: Report,
 ): Promise<void> {
   for (let i = 0; i < runs; i++) {
-    const res = await fetch(`${sandbox.baseUrl}/_sandbox/advance`, { method: "POST" });
+    const res = await fetch(`${sandbox.baseUrl}/_sandbox/advance`, { method: "POST" }).catch((e: unknown) => {
+      throw new Error(`POST ${sandbox.baseUrl}/_sandbox/advance failed: ${e instanceof Error ? `${e.message} (${String(e.cause)})` : String(e)}`);
+    });
     if (!res.ok) throw new Error(`the sandbox refused to advance: ${res.status}`);
     await res.arrayBuffer();
     const r = worker(["sync", sandbox.baseUrl, sandbox.key, window.from, window.to, db, "members"]);

@@ -2,10 +2,10 @@
  * The snapshot as analysts query it (`sqlite3`, DBeaver, Datasette): typed columns, indexes on what
  * they filter and join on, and the views of the contract.
  *
- * - Each version table (`_<resource>_v`) carries the documented scalar fields as STORED generated
- *   columns, computed by SQLite from `data` when the row is written: a view reads a real column,
- *   never JSON, and an index on it is an ordinary index. The sync writes only `data`; the columns
- *   cannot drift from it.
+ * - Each version table (`_<resource>_v`) carries the documented scalar fields as typed columns,
+ *   read from `data` by SQLite in the very statement that writes the version (`insertVersionSql`,
+ *   `refreshTypedSql`): a view reads a real column, never JSON, and an index on it answers a
+ *   query alone. Only those two statements write `data`, so the columns cannot drift from it.
  * - Money: the amount columns keep the service's decimal text (`paidAmount`, "1234.50"); each also
  *   has an integer cents column (`paidAmount_cents`) that sums exactly.
  * - Indexes: every foreign key (memberId, groupId, planId, coverageId, subscriberId, ...), service
@@ -46,22 +46,48 @@ const cents = (x: string) =>
   `AND ${x} NOT GLOB '*.*.*' AND (instr(${x}, '.') = 0 OR length(${x}) - instr(${x}, '.') <= 2) ` +
   `THEN CAST(round(${x} * 100) AS INTEGER) END`;
 
-/** The typed columns of one resource, in view order: `[name, declared type, expression on data]`. */
-export function typedColumns(r: StoredResource): [string, string, string][] {
-  const out: [string, string, string][] = [];
+/**
+ * The typed columns of one resource, in view order: `[name, declared type, expression]`. The
+ * fields are plain columns written with each version (`extract` reads them from `source`, the
+ * stored JSON); the cents are generated from the amount's column. Plain, not generated: SQLite
+ * never answers a query from an index alone when the indexed column is a generated one, and the
+ * analysts' joins (claims by member, coverages by status) must.
+ */
+export function typedColumns(r: StoredResource, source = "data"): { name: string; type: string; extract?: string; generated?: string }[] {
+  const out: { name: string; type: string; extract?: string; generated?: string }[] = [];
   for (const p of ViewColumns[r]) {
-    const extract = `json_extract(data, '${jsonPath(p)}')`;
-    out.push([columnName(p), "TEXT", extract]);
-    // A generated column may read another: the amount's text is extracted once.
-    if (MoneyColumns[r]?.includes(p)) out.push([`${columnName(p)}_cents`, "INTEGER", cents(`"${columnName(p)}"`)]);
+    out.push({ name: columnName(p), type: "TEXT", extract: `json_extract(${source}, '${jsonPath(p)}')` });
+    if (MoneyColumns[r]?.includes(p)) out.push({ name: `${columnName(p)}_cents`, type: "INTEGER", generated: cents(`"${columnName(p)}"`) });
   }
   return out;
+}
+
+/** The typed columns the writer fills (not the generated ones), with their expression on `source`. */
+export function writtenColumns(r: StoredResource, source = "data"): { name: string; extract: string }[] {
+  return typedColumns(r, source).flatMap((c) => (c.extract ? [{ name: c.name, extract: c.extract }] : []));
+}
+
+/**
+ * The statement that writes a version: `(id, valid_from_run, op, part, changed_fields, fp, hash,
+ * data)`, the typed columns read from `data` by SQLite as it writes.
+ */
+export function insertVersionSql(r: StoredResource): string {
+  const typed = writtenColumns(r, "d");
+  return (
+    `INSERT INTO _${r}_v (id, valid_from_run, op, part, changed_fields, fp, hash, data${typed.map((c) => `, "${c.name}"`).join("")}) ` +
+    `SELECT ?, ?, ?, ?, ?, ?, ?, d${typed.map((c) => `, ${c.extract}`).join("")} FROM (SELECT ? AS d)`
+  );
+}
+
+/** The statement that reads the typed columns again from `data` (after `data` was amended), by vid. */
+export function refreshTypedSql(r: StoredResource): string {
+  return `UPDATE _${r}_v SET ${writtenColumns(r).map((c) => `"${c.name}" = ${c.extract}`).join(", ")} WHERE vid = ?`;
 }
 
 /** The version table of a resource with its typed columns (`name` lets a migration build it aside). */
 export function createVersionTable(db: Database, r: StoredResource, name = `_${r}_v`): void {
   const typed = typedColumns(r)
-    .map(([col, type, expr]) => `"${col}" ${type} GENERATED ALWAYS AS (${expr}) STORED`)
+    .map((c) => `"${c.name}" ${c.type}${c.generated ? ` GENERATED ALWAYS AS (${c.generated}) STORED` : ""}`)
     .join(",\n      ");
   db.exec(`
     CREATE TABLE ${name} (
@@ -91,14 +117,15 @@ export function createSyncIndexes(db: Database, r: StoredResource): void {
   // Children are found by parent when the parent is observed.
   if (r === "plans" || r === "coverages") db.exec(`CREATE INDEX IF NOT EXISTS _${r}_v_part ON _${r}_v (part) WHERE valid_to_run IS NULL`);
   // The changes of one run (`changes WHERE run_id = ?`): appended in run order, cheap to keep.
-  db.exec(`CREATE INDEX IF NOT EXISTS _${r}_v_from ON _${r}_v (valid_from_run)`);
+  db.exec(`CREATE INDEX IF NOT EXISTS _${r}_v_from ON _${r}_v (valid_from_run, op)`);
   db.exec(`CREATE INDEX IF NOT EXISTS _${r}_v_ended ON _${r}_v (valid_to_run) WHERE ended_by IS NOT NULL`);
 }
 
 function analystIndexes(r: StoredResource): { name: string; on: string }[] {
   return [
     { name: `_${r}_v_history`, on: "(id, valid_from_run)" },
-    ...IndexedColumns[r].map((c) => ({ name: `_${r}_v_ix_${c}`, on: `("${c}")` })),
+    // With valid_to_run: a question on the current rows is answered from the index alone.
+    ...IndexedColumns[r].map((c) => ({ name: `_${r}_v_ix_${c}`, on: `("${c}", valid_to_run)` })),
   ];
 }
 
@@ -138,7 +165,7 @@ export function createViews(db: Database): void {
       SELECT delivery_id, output, for_run, runs, status, started_at, finished_at, error FROM _deliveries;
   `);
   for (const r of StoredResources) {
-    const cols = typedColumns(r).map(([c]) => `"${c}"`);
+    const cols = typedColumns(r).map((c) => `"${c.name}"`);
     db.exec(`
       CREATE VIEW "${r}" AS SELECT id, ${cols.join(", ")}, hash, data FROM _${r}_v WHERE valid_to_run IS NULL;
       CREATE VIEW "${r}_history" AS

@@ -1,5 +1,5 @@
 import type { Database } from "better-sqlite3";
-import { createSyncIndexes, createVersionTable, createViews, dropViews, ensureIndexes } from "./analyst-schema.js";
+import { createSyncIndexes, createVersionTable, createViews, dropViews, ensureIndexes, writtenColumns } from "./analyst-schema.js";
 import { StoredResources } from "./resources.js";
 
 /**
@@ -149,7 +149,7 @@ export const migrations: readonly ((db: Database) => void)[] = [
     `);
   },
   // 3: the analyst's snapshot (see analyst-schema.ts). The version tables are rebuilt with typed
-  // columns (generated from `data`, so the copy computes them), then indexed; every view is
+  // columns (read from `data` as the rows are copied), then indexed; every view is
   // created again over them, with the new ones (field_changes, change_records, claim_lines,
   // memberships).
   (db) => {
@@ -157,7 +157,9 @@ export const migrations: readonly ((db: Database) => void)[] = [
     const cols = "vid, id, valid_from_run, valid_to_run, op, ended_by, part, changed_fields, fp, hash, data";
     for (const r of StoredResources) {
       createVersionTable(db, r, `_${r}_v_typed`);
-      db.exec(`INSERT INTO _${r}_v_typed (${cols}) SELECT ${cols} FROM _${r}_v ORDER BY vid;
+      const typed = writtenColumns(r);
+      db.exec(`INSERT INTO _${r}_v_typed (${cols}${typed.map((c) => `, "${c.name}"`).join("")})
+               SELECT ${cols}${typed.map((c) => `, ${c.extract}`).join("")} FROM _${r}_v ORDER BY vid;
                DROP TABLE _${r}_v;
                ALTER TABLE _${r}_v_typed RENAME TO _${r}_v;`);
       createSyncIndexes(db, r);

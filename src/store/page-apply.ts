@@ -251,6 +251,7 @@ export class PageApplier {
       fields ? JSON.stringify(fields) : null,
       cur.vid,
     );
+    this.stmt(resource).refreshTyped.run(cur.vid);
     return cur.vid;
   }
 

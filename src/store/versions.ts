@@ -4,6 +4,7 @@
  * it is replaced or deleted.
  */
 import type { Database, Statement } from "better-sqlite3";
+import { insertVersionSql, refreshTypedSql } from "./analyst-schema.js";
 import { StoredResources, type StoredResource } from "./resources.js";
 
 export interface VersionStatements {
@@ -13,8 +14,10 @@ export interface VersionStatements {
   readonly currentMany: Statement;
   readonly data: Statement;
   readonly setFp: Statement;
-  /** `(id, valid_from_run, op, part, changed_fields, fp, hash, data)`; returns the new vid. */
+  /** `(id, valid_from_run, op, part, changed_fields, fp, hash, data)`; returns the new vid. The typed columns are read from data. */
   readonly insert: Statement;
+  /** `(vid)`: read the typed columns again from the version's data (after it was amended). */
+  readonly refreshTyped: Statement;
   /** `(valid_to_run, ended_by, vid)` */
   readonly close: Statement;
   /** `vid, id, part, data` of the current children of a JSON array of parents. */
@@ -33,7 +36,8 @@ export function versionStatements(db: Database): Map<StoredResource, VersionStat
       currentMany: db.prepare(`SELECT id, vid, fp FROM ${t} WHERE id IN (SELECT value FROM json_each(?)) AND valid_to_run IS NULL`),
       data: db.prepare(`SELECT data FROM ${t} WHERE vid = ?`).pluck(),
       setFp: db.prepare(`UPDATE ${t} SET fp = ? WHERE vid = ?`),
-      insert: db.prepare(`INSERT INTO ${t} (id, valid_from_run, op, part, changed_fields, fp, hash, data) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`),
+      insert: db.prepare(insertVersionSql(r)),
+      refreshTyped: db.prepare(refreshTypedSql(r)),
       close: db.prepare(`UPDATE ${t} SET valid_to_run = ?, ended_by = ? WHERE vid = ?`),
       childrenOf: db.prepare(`SELECT vid, id, part, data FROM ${t} WHERE part IN (SELECT value FROM json_each(?)) AND valid_to_run IS NULL`),
       childrenOfOne: db.prepare(`SELECT vid FROM ${t} WHERE part = ? AND valid_to_run IS NULL`),

@@ -84,13 +84,18 @@ describe("the analyst's snapshot", () => {
     cleanup.push(t.cleanup);
     const d = data([member("m1", "Lyon")], [claim("k1", "m1", "1.00")]);
     await syncStarted({ source: memorySource(() => d), store: t.store, claimsWindow: window });
-    const cols = t.db.prepare("SELECT name, type FROM pragma_table_xinfo('_claims_v') WHERE hidden = 3").all() as { name: string; type: string }[];
-    expect(cols).toContainEqual({ name: "memberId", type: "TEXT" });
-    expect(cols).toContainEqual({ name: "paidAmount_cents", type: "INTEGER" });
-    expect(cols).toContainEqual({ name: "processing_receivedDate", type: "TEXT" });
+    const cols = t.db.prepare("SELECT name, type, hidden FROM pragma_table_xinfo('_claims_v')").all() as { name: string; type: string; hidden: number }[];
+    expect(cols).toContainEqual({ name: "memberId", type: "TEXT", hidden: 0 });
+    expect(cols).toContainEqual({ name: "processing_receivedDate", type: "TEXT", hidden: 0 });
+    // Generated (stored) from the amount's column.
+    expect(cols).toContainEqual({ name: "paidAmount_cents", type: "INTEGER", hidden: 3 });
+    expect(t.db.prepare("SELECT memberId, processing_receivedDate, paidAmount_cents FROM claims").get()).toEqual({ memberId: "m1", processing_receivedDate: "2026-02-05", paidAmount_cents: 100 });
     const plan = (sql: string) => (t.db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all() as { detail: string }[]).map((r) => r.detail).join(" | ");
     expect(plan("SELECT * FROM claims WHERE memberId = 'm1'")).toMatch(/USING INDEX _claims_v_ix_memberId/);
     expect(plan("SELECT * FROM coverages WHERE memberId = 'm1'")).toMatch(/USING INDEX _coverages_v_ix_memberId/);
+    // Counting current rows by a key needs no table row at all.
+    expect(plan("SELECT COUNT(*) FROM claims WHERE memberId = 'm1'")).toMatch(/USING COVERING INDEX _claims_v_ix_memberId/);
+    expect(plan("SELECT status, COUNT(*) FROM coverages GROUP BY status")).toMatch(/USING COVERING INDEX _coverages_v_ix_status/);
     expect(plan("SELECT * FROM claims WHERE serviceDateFrom BETWEEN '2026-01-01' AND '2026-01-31'")).toMatch(/USING INDEX _claims_v_ix_serviceDateFrom/);
     expect(plan("SELECT * FROM members_history WHERE id = 'm1'")).toMatch(/USING INDEX _members_v_history/);
     expect(plan("SELECT resource, op, COUNT(*) FROM changes WHERE run_id = 1 GROUP BY 1, 2")).not.toMatch(/SCAN _/);

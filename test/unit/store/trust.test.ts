@@ -404,6 +404,8 @@ describe("records that move out of sight during a walk are not deleted (sim seed
     const fields = JSON.parse(t.db.prepare("SELECT changed_fields FROM changes WHERE run_id = ? AND id = 'k1'").pluck().get(r.runId) as string);
     expect(fields).toEqual(["claimStatus", "groupId", "paidAmount"]);
     expect(t.db.prepare("SELECT COUNT(*) FROM claims_history WHERE id = 'k1'").pluck().get()).toBe(2);
+    // The typed columns follow the amended version.
+    expect(t.db.prepare("SELECT groupId, claimStatus, paidAmount, paidAmount_cents FROM claims WHERE id = 'k1'").get()).toEqual({ groupId: "G2", claimStatus: "denied", paidAmount: "0.00", paidAmount_cents: 0 });
   });
 
   it("a lookup whose answer holds an item without an id proves nothing: the claim it asked about stays (sim seed 4732)", async () => {
