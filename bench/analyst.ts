@@ -3,6 +3,7 @@
  * typed, indexed copy made in the same run, and `changes WHERE run_id = ?` as runs accumulate.
  */
 import { spawnSync } from "node:child_process";
+import { request } from "node:http";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -16,6 +17,25 @@ function analyst(args: string[]): Record<string, unknown> {
   const r = spawnSync(process.execPath, [analystJs, ...args], { encoding: "utf8", maxBuffer: 1 << 24 });
   if (r.status !== 0) throw new Error(`analyst worker ${args[0]} failed: ${r.stderr}`);
   return JSON.parse(r.stdout.trim().split("\n").pop()!) as Record<string, unknown>;
+}
+
+/** POST /_sandbox/advance (a simulated day of changes), on a connection of its own; one retry. */
+async function advance(baseUrl: string): Promise<void> {
+  const once = () =>
+    new Promise<void>((resolve, reject) => {
+      const req = request(`${baseUrl}/_sandbox/advance`, { method: "POST", agent: false, headers: { "content-length": "0" } }, (res) => {
+        res.resume();
+        res.on("end", () => (res.statusCode === 200 ? resolve() : reject(new Error(`the sandbox answered ${res.statusCode} to advance`))));
+      });
+      req.on("error", reject);
+      req.end();
+    });
+  try {
+    await once();
+  } catch (e) {
+    console.log(`  (advance failed once: ${e instanceof Error ? e.message : String(e)}; retrying)`);
+    await once();
+  }
 }
 
 /** Each question on the views takes at most twice the same question on the typed copy. */
@@ -45,11 +65,7 @@ export async function accumulatedChanges(
   report: Report,
 ): Promise<void> {
   for (let i = 0; i < runs; i++) {
-    const res = await fetch(`${sandbox.baseUrl}/_sandbox/advance`, { method: "POST" }).catch((e: unknown) => {
-      throw new Error(`POST ${sandbox.baseUrl}/_sandbox/advance failed: ${e instanceof Error ? `${e.message} (${String(e.cause)})` : String(e)}`);
-    });
-    if (!res.ok) throw new Error(`the sandbox refused to advance: ${res.status}`);
-    await res.arrayBuffer();
+    await advance(sandbox.baseUrl);
     const r = worker(["sync", sandbox.baseUrl, sandbox.key, window.from, window.to, db, "members"]);
     if (r.status !== "succeeded") throw new Error(`run ${i + 1} of the accumulation failed: ${r.error}`);
   }

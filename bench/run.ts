@@ -151,7 +151,11 @@ async function main3(dir: string): Promise<void> {
     console.log(`  (the sandbox process peaked at ${sb.peakRssMb()} MB)`);
     if (ANALYST_RUNS > 0) {
       questionsSection(join(dir, "sync-0.db"), report);
-      await accumulatedChanges({ baseUrl: sb.baseUrl, key: sb.key }, join(dir, "sync-0.db"), ANALYST_RUNS, worker, { from: FROM, to: TO }, report);
+      try {
+        await accumulatedChanges({ baseUrl: sb.baseUrl, key: sb.key }, join(dir, "sync-0.db"), ANALYST_RUNS, worker, { from: FROM, to: TO }, report);
+      } catch (e) {
+        report("analyst: changes WHERE run_id = ? as runs accumulate", `not measured: ${e instanceof Error ? e.message : String(e)}`, "< 50 ms", false);
+      }
     }
     await sb.stop();
 
