@@ -126,6 +126,9 @@ function analystIndexes(r: StoredResource): { name: string; on: string }[] {
     { name: `_${r}_v_history`, on: "(id, valid_from_run)" },
     // With valid_to_run: a question on the current rows is answered from the index alone.
     ...IndexedColumns[r].map((c) => ({ name: `_${r}_v_ix_${c}`, on: `("${c}", valid_to_run)` })),
+    // A member's name by id from the index alone: claims and coverages joined to their members
+    // for a name read no member row (a version row is many times a plain table's).
+    ...(r === "members" ? [{ name: "_members_v_names", on: '(id, valid_to_run, "lastName", "firstName")' }] : []),
   ];
 }
 
