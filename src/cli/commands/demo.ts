@@ -36,7 +36,8 @@ export async function run(ctx: CommandContext): Promise<number> {
   say("");
   say("Try:");
   say(`  sqlite3 ${rel(result.dbPath)} "SELECT resource, op, COUNT(*) FROM changes WHERE run_id = ${result.second.runId} GROUP BY 1, 2"`);
-  say(`  sqlite3 ${rel(result.dbPath)} "SELECT id, changed_fields FROM changes WHERE run_id = ${result.second.runId} AND op = 'update' LIMIT 5"`);
+  say(`  sqlite3 ${rel(result.dbPath)} "SELECT resource, id, field, old_value, new_value FROM field_changes WHERE run_id = ${result.second.runId} LIMIT 10"`);
+  say("  (the README's analyst guide has more questions, each tested)");
   say(`  BENEFITS_DB=${rel(result.dbPath)} npx benefits-sync runs`);
   return result.matchesGroundTruth ? ExitCode.OK : ExitCode.RUN_FAILED;
 }
