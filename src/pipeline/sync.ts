@@ -72,7 +72,11 @@ export async function sync(opts: SyncOptions): Promise<RunReport> {
   heartbeat.unref();
   let failure: { code: string; message: string } | undefined;
   try {
-    await new Walk(opts, port, abort, run).all(resources);
+    const walk = new Walk(opts, port, abort, run);
+    // The walk holds the known pages in its own map: the list they came in (a row per page the
+    // snapshot knows, 67k at a million members) is not kept for the length of the run.
+    run = { ...run, pages: [] };
+    await walk.all(resources);
   } catch (e) {
     // The first cause wins: a page the store could not apply stops the walk with that error.
     failure = describe(abort.signal.aborted ? abort.signal.reason : e);
