@@ -10,8 +10,8 @@
  *   has an integer cents column (`paidAmount_cents`) that sums exactly.
  * - Indexes: every foreign key (memberId, groupId, planId, coverageId, subscriberId, ...), service
  *   dates, statuses, and `(id, valid_from_run)` for history. A load into an empty resource drops
- *   them and builds them once at the end (`deferIndexes` / `ensureIndexes`): maintained row by row,
- *   random keys cost several times the load itself.
+ *   them (and the sync's own) and builds them once at the end (`deferIndexes` / `ensureIndexes`):
+ *   maintained row by row, random keys cost several times the load itself.
  */
 import type { Database } from "better-sqlite3";
 import { StoredResources, ViewColumns, columnName, type StoredResource } from "./resources.js";
@@ -110,18 +110,27 @@ export function createVersionTable(db: Database, r: StoredResource, name = `_${r
     )`);
 }
 
-/** The indexes the sync itself needs (never deferred). */
-export function createSyncIndexes(db: Database, r: StoredResource): void {
-  // Current versions by id, covering the fingerprint: the sync's per-page probe reads no table row.
-  db.exec(`CREATE INDEX IF NOT EXISTS _${r}_v_current ON _${r}_v (id, fp) WHERE valid_to_run IS NULL`);
-  // Children are found by parent when the parent is observed.
-  if (r === "plans" || r === "coverages") db.exec(`CREATE INDEX IF NOT EXISTS _${r}_v_part ON _${r}_v (part) WHERE valid_to_run IS NULL`);
-  // The changes of one run (`changes WHERE run_id = ?`): appended in run order, cheap to keep.
-  db.exec(`CREATE INDEX IF NOT EXISTS _${r}_v_from ON _${r}_v (valid_from_run, op)`);
-  db.exec(`CREATE INDEX IF NOT EXISTS _${r}_v_ended ON _${r}_v (valid_to_run) WHERE ended_by IS NOT NULL`);
+interface IndexSpec {
+  readonly name: string;
+  readonly on: string;
+  readonly where?: string;
 }
 
-function analystIndexes(r: StoredResource): { name: string; on: string }[] {
+/** The indexes the sync itself reads while it diffs a walk against the snapshot. */
+function syncIndexes(r: StoredResource): IndexSpec[] {
+  return [
+    // Current versions by id, covering the fingerprint: the sync's per-page probe reads no table row.
+    { name: `_${r}_v_current`, on: "(id, fp)", where: "valid_to_run IS NULL" },
+    // Children are found by parent when the parent is observed.
+    ...(r === "plans" || r === "coverages" ? [{ name: `_${r}_v_part`, on: "(part)", where: "valid_to_run IS NULL" }] : []),
+    // The changes of one run (`changes WHERE run_id = ?`).
+    { name: `_${r}_v_from`, on: "(valid_from_run, op)" },
+    { name: `_${r}_v_ended`, on: "(valid_to_run)", where: "ended_by IS NOT NULL" },
+  ];
+}
+
+/** The indexes analysts filter and join on (see IndexedColumns). */
+function analystIndexes(r: StoredResource): IndexSpec[] {
   return [
     { name: `_${r}_v_history`, on: "(id, valid_from_run)" },
     // With valid_to_run: a question on the current rows is answered from the index alone.
@@ -132,17 +141,44 @@ function analystIndexes(r: StoredResource): { name: string; on: string }[] {
   ];
 }
 
-/** Drop the analyst indexes of resources about to be loaded from empty (built again by ensureIndexes). */
-export function deferIndexes(db: Database, resources: Iterable<StoredResource>): void {
-  for (const r of resources) for (const ix of analystIndexes(r)) db.exec(`DROP INDEX IF EXISTS ${ix.name}`);
+function create(db: Database, r: StoredResource, ix: IndexSpec): void {
+  db.exec(`CREATE INDEX IF NOT EXISTS ${ix.name} ON _${r}_v ${ix.on}${ix.where ? ` WHERE ${ix.where}` : ""}`);
 }
 
-/** Build whichever analyst indexes are missing (after a load), except on resources still loading. */
-export function ensureIndexes(db: Database, loading: ReadonlySet<StoredResource> = new Set()): void {
+/** The indexes the sync itself needs. */
+export function createSyncIndexes(db: Database, r: StoredResource): void {
+  for (const ix of syncIndexes(r)) create(db, r, ix);
+}
+
+/**
+ * A run is about to load resources from empty: their indexes are dropped, to be built once when
+ * the run ends (`ensureIndexes`). Kept row by row, random keys (ids, members, dates) cost several
+ * times the load itself; built at the end, SQLite sorts each once.
+ *
+ * - `fresh`: resources empty when the run's chain began lose their analyst indexes.
+ * - `empty`: resources that hold nothing at all (the chain's first run) lose the sync's indexes
+ *   as well: every record they receive is an insert, looked up by nothing until the run ends.
+ *   A resumed run diffs against what its chain stored, so it keeps them.
+ */
+export function deferIndexes(db: Database, fresh: Iterable<StoredResource>, empty: Iterable<StoredResource> = []): void {
+  for (const r of fresh) for (const ix of analystIndexes(r)) db.exec(`DROP INDEX IF EXISTS ${ix.name}`);
+  for (const r of empty) for (const ix of syncIndexes(r)) db.exec(`DROP INDEX IF EXISTS ${ix.name}`);
+}
+
+/**
+ * Build whichever indexes are missing: the sync's on every resource but those in `loading.empty`,
+ * the analysts' on every resource but those in `loading.fresh`. With no argument, all of them.
+ */
+export function ensureIndexes(db: Database, loading: { fresh?: ReadonlySet<StoredResource>; empty?: ReadonlySet<StoredResource> } = {}): void {
   for (const r of StoredResources) {
-    if (loading.has(r)) continue;
-    for (const ix of analystIndexes(r)) db.exec(`CREATE INDEX IF NOT EXISTS ${ix.name} ON _${r}_v ${ix.on}`);
+    if (!loading.empty?.has(r)) createSyncIndexes(db, r);
+    if (!loading.fresh?.has(r)) for (const ix of analystIndexes(r)) create(db, r, ix);
   }
+}
+
+/** Build the sync's indexes on every resource (a run that loaded from empty, before it proves or dedupes anything). */
+export function ensureSyncIndexes(db: Database): void {
+  for (const r of StoredResources) createSyncIndexes(db, r);
 }
 
 /** Every view of the contract, dropped (a migration rebuilds the tables under them). */

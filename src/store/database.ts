@@ -32,7 +32,14 @@ export function openDatabase(path: string, opts: { readonly?: boolean } = {}): D
       // Set before the first table exists (it cannot change afterwards): the pages a run borrows for
       // its seen ids are handed back to the file system when it ends, so an unchanged re-sync does
       // not grow the file.
-      if (db.pragma("user_version", { simple: true }) === 0) db.pragma("auto_vacuum = INCREMENTAL");
+      if (db.pragma("user_version", { simple: true }) === 0) {
+        // 16 KB pages (SQLite's default is 4 KB): a version row is about 1 KB, and on the
+        // benchmark's 100k-member first load, writing and indexing took 20% less time (measured
+        // at 4, 8, 16, 32 and 64 KB). A snapshot created before keeps its page size. Set before
+        // auto_vacuum, which would fix the default size.
+        db.pragma("page_size = 16384");
+        db.pragma("auto_vacuum = INCREMENTAL");
+      }
       db.pragma("journal_mode = WAL");
       db.pragma("synchronous = NORMAL");
       // 32 MB of page cache: the current-version index of a 100k-member snapshot fits. Measured with

@@ -8,7 +8,7 @@
 import type { Database } from "better-sqlite3";
 import { randomBytes } from "node:crypto";
 import { DeleteGuardError, redact } from "../errors.js";
-import { deferIndexes, ensureIndexes } from "./analyst-schema.js";
+import { deferIndexes, ensureIndexes, ensureSyncIndexes } from "./analyst-schema.js";
 import { canonicalJson } from "./canonical.js";
 import { emptyCounts } from "./counts.js";
 import { planDeletes, type DeletePlan } from "./delete-plan.js";
@@ -88,9 +88,11 @@ export class RunLifecycle {
       }
     } else claimed = db.transaction(claim).immediate();
     const fresh = new Set(claimed.fresh);
-    // A resource loaded from empty gets its analyst indexes built once, when the run ends.
-    deferIndexes(db, fresh);
-    ensureIndexes(db, fresh);
+    // A fresh resource in the first run of its chain holds nothing yet: no lookups needed.
+    const empty = resumedFrom === undefined ? fresh : new Set<StoredResource>();
+    // A resource loaded from empty gets its indexes built once, when the run ends.
+    deferIndexes(db, fresh, empty);
+    ensureIndexes(db, { fresh, empty });
     const run: ActiveRun = {
       runId: claimed.id,
       resumedFrom,
@@ -100,8 +102,7 @@ export class RunLifecycle {
       rewalked: new Set(),
       quarantinedByScope: new Map(),
       fresh,
-      // A fresh resource in the first run of its chain holds nothing yet: no lookups needed.
-      empty: resumedFrom === undefined ? fresh : new Set(),
+      empty,
       vidsBefore: new Map(StoredResources.map((r) => [r, (db.prepare(`SELECT MAX(vid) FROM _${r}_v`).pluck().get() as number | null) ?? 0])),
     };
     return run;
@@ -125,6 +126,8 @@ export class RunLifecycle {
     const why = run.failed ?? (failure ? { code: failure.code ?? "ERROR", message: failure.message } : undefined);
     if (run.failed && !run.dryRun) groups.rollback();
     groups.beginFinal(run);
+    // What the run loaded from empty is looked up from here on (dedupe, deletes, the next run).
+    ensureSyncIndexes(db);
     this.dedupeFresh(run);
     if (why) return this.endFailed(run, why, false);
     const plan = planDeletes(db, run, policy, this.d.seen, this.d.checkpoints);

@@ -142,29 +142,61 @@ describe("the analyst's snapshot", () => {
     ]);
   });
 
-  it("a first load builds the analyst indexes once, at the end of the run (a failed one leaves them to the run that resumes)", async () => {
+  it("a first load builds its indexes once, at the end of the run (a failed one leaves the analysts' to the run that resumes)", async () => {
     const t = tempStore();
     cleanup.push(t.cleanup);
     const d = data([member("m1", "Lyon")], [claim("k1", "m1", "1.00")]);
-    const indexes = () => t.db.prepare("SELECT name FROM sqlite_schema WHERE type = 'index' AND name LIKE '_claims_v_ix_%'").pluck().all();
-    expect(indexes()).toHaveLength(6);
+    const indexes = (like: string) => t.db.prepare("SELECT name FROM sqlite_schema WHERE type = 'index' AND name LIKE ?").pluck().all(like);
+    const analysts = () => indexes("_claims_v_ix_%");
+    // The sync's own indexes on the members and their coverages (ids, parents, run changes).
+    const syncs = () => [...indexes("_members_v_current"), ...indexes("_coverages_v_part"), ...indexes("_coverages_v_from")];
+    expect(analysts()).toHaveLength(6);
+    expect(syncs()).toHaveLength(3);
     let fail = true;
+    const duringWalk: unknown[][] = [];
     const source = memorySource(() => d);
     const failing = {
       ...source,
       pages: (r: Parameters<typeof source.pages>[0], f?: Parameters<typeof source.pages>[1], o?: Parameters<typeof source.pages>[2]) => {
+        if (r === "claims") duringWalk.push(syncs());
         if (r === "claims" && fail) throw new Error("boom");
         return source.pages(r, f, o);
       },
     };
     const r1 = await syncStarted({ source: failing, store: t.store, claimsWindow: window });
     expect(r1.status).toBe("failed");
-    expect(indexes()).toHaveLength(0);
+    // While the members loaded from empty, the sync's indexes on them were not kept row by row.
+    expect(duringWalk[0]).toEqual([]);
+    expect(analysts()).toHaveLength(0);
+    // The run that resumes diffs against what this one stored: it finds the sync's indexes built.
+    expect(syncs()).toHaveLength(3);
     fail = false;
     const r2 = await syncStarted({ source: failing, store: t.store, claimsWindow: window });
     expect(r2.status).toBe("succeeded");
-    expect(indexes()).toHaveLength(6);
+    expect(duringWalk[1]).toHaveLength(3);
+    expect(analysts()).toHaveLength(6);
+    expect(syncs()).toHaveLength(3);
     expect(t.db.prepare("SELECT COUNT(*) FROM claims WHERE memberId = 'm1'").pluck().get()).toBe(1);
+    // The sync's probe by id searches an index, it does not scan the table.
+    const plan = t.db.prepare("EXPLAIN QUERY PLAN SELECT id, vid, fp FROM _members_v WHERE id = 'm1' AND valid_to_run IS NULL").all() as { detail: string }[];
+    expect(plan.map((p) => p.detail).join(" ")).toMatch(/^SEARCH _members_v USING (COVERING )?INDEX/);
+  });
+
+  it("a new snapshot has 16 KB pages; one made before keeps the size it was made with", () => {
+    const dir = mkdtempSync(join(tmpdir(), "bsync-pages-"));
+    cleanup.push(() => rmSync(dir, { recursive: true, force: true }));
+    const fresh = openDatabase(join(dir, "new.db"));
+    expect(fresh.pragma("page_size", { simple: true })).toBe(16384);
+    expect(fresh.pragma("auto_vacuum", { simple: true })).toBe(2);
+    fresh.close();
+    const old = new BetterSqlite3(join(dir, "old.db"));
+    old.pragma("page_size = 4096");
+    old.exec("CREATE TABLE t (x)");
+    old.close();
+    const reopened = openDatabase(join(dir, "old.db"));
+    expect(reopened.pragma("page_size", { simple: true })).toBe(4096);
+    expect(reopened.prepare("SELECT COUNT(*) FROM _runs").pluck().get()).toBe(0);
+    reopened.close();
   });
 
   it("a snapshot made before the typed columns is migrated in place: every version kept, the columns filled", () => {
