@@ -42,6 +42,11 @@ export class Checkpoints {
     this.upsert.run(row(runId, scope, { next: undefined, records: 0, children: 0, complete: false, quarantined: 0 }, 0));
   }
 
+  /** Walk the scope again from its start (its tallies and quarantines add up). */
+  restart(runId: number, scope: Scope): void {
+    this.db.prepare("UPDATE _walk SET cursor = NULL, complete = 0 WHERE run_id = ? AND scope = ?").run(runId, scope.key);
+  }
+
   /** One page of the scope is applied. */
   advance(runId: number, scope: Scope, step: CheckpointStep): void {
     this.upsert.run(row(runId, scope, step, 1));

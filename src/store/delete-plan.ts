@@ -17,7 +17,7 @@
  */
 import type { Database } from "better-sqlite3";
 import { ChildOf, type StoredResource, type WalkedResource } from "./resources.js";
-import { provenAbsent, windowMissed, type Candidate, type Scope } from "./scopes.js";
+import { isLookup, provenAbsent, windowMissed, type Candidate, type Scope } from "./scopes.js";
 import type { ActiveRun, DeletePolicy } from "./run-state.js";
 import { seenIdsSql, type SeenIds } from "./seen-ids.js";
 import type { Checkpoints } from "./checkpoints.js";
@@ -89,10 +89,6 @@ function readsAgain(s: Scope): boolean {
   return s.filters.id !== undefined || s.filters.confirm !== undefined;
 }
 
-/** A scope that looks records up (by id, or again to confirm) rather than walking a listing whole. */
-function isLookup(s: Scope): boolean {
-  return s.filters.id !== undefined || s.filters.confirm !== undefined || (s.resource === "claims" && s.filters.memberId !== undefined);
-}
 
 export interface DeleteCandidates {
   /** Members no complete walk listed: each is looked up by id before it is deleted. */

@@ -21,6 +21,15 @@ export function scopeOf(resource: WalkedResource, filters: Record<string, string
   return { key: qs ? `${resource}?${qs}` : resource, resource, filters: clean };
 }
 
+/**
+ * A scope that looks records up (by id, again to confirm, a member's claims) rather than walking a
+ * listing whole: it applies only what it asks about, so it answers for the run and the question
+ * that read it, and is read again from its start whenever it is begun (see SnapshotStore.beginScope).
+ */
+export function isLookup(s: Scope): boolean {
+  return s.filters.id !== undefined || s.filters.confirm !== undefined || (s.resource === "claims" && s.filters.memberId !== undefined);
+}
+
 /** What the store knows of a record that a run did not see, to decide whether a scope proves it gone. */
 export interface Candidate {
   readonly id: string;

@@ -21,7 +21,7 @@ import { PageCache, type KnownPage } from "./page-cache.js";
 import { Encoder, type PreparedPage } from "./prepare-page.js";
 import { RunLifecycle } from "./run-lifecycle.js";
 import type { ActiveRun, DeletePolicy, RunOutcome, ScopeState, SnapshotOptions } from "./run-state.js";
-import type { Scope } from "./scopes.js";
+import { isLookup, type Scope } from "./scopes.js";
 import { SeenIds } from "./seen-ids.js";
 import { PageGroups } from "./transactions.js";
 import { versionStatements } from "./versions.js";
@@ -99,7 +99,14 @@ export class SnapshotStore {
   beginScope(scope: Scope): ScopeState {
     const run = this.active();
     run.scopes.set(scope.key, scope);
-    const state = this.checkpoints.state(run.runId, scope);
+    let state = this.checkpoints.state(run.runId, scope);
+    if (state && isLookup(scope) && (state.complete || state.cursor !== undefined)) {
+      // A lookup applies only what it asks about now. The same lookup begun before (by a run this
+      // one resumes, or by an earlier round of confirmations) asked about other records: its pages
+      // read then kept nothing for this question, so it is read again whole, never resumed.
+      this.groups.tx(() => this.checkpoints.restart(run.runId, scope));
+      state = { ...state, cursor: undefined, complete: false };
+    }
     run.quarantinedByScope.set(scope.key, state?.quarantined ?? 0);
     // A scope the chain walked to its end without completing it (a quarantined item) starts over.
     if (state && !state.complete && state.cursor === undefined && state.records > 0) run.rewalked.add(scope.key);

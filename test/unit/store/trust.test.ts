@@ -8,6 +8,9 @@ import { afterEach, describe, expect, it } from "vitest";
 import { sync } from "../../../src/pipeline/sync.js";
 import { openDatabase } from "../../../src/store/database.js";
 import { SnapshotStore } from "../../../src/store/snapshot.js";
+import { defaultDeletePolicy } from "../../../src/store/run-state.js";
+import { scopeOf } from "../../../src/store/scopes.js";
+import { confirmScope } from "../../../src/extract/scopes.js";
 import { expectedState, recordedChanges, snapshotState, stateToObject } from "../../helpers/expected.js";
 import { memorySource, rawMemorySource, type MemoryData } from "../../helpers/memory-source.js";
 import { TEST_PII_KEY, syncStarted, tempStore, type TempStore } from "../../helpers/temp-store.js";
@@ -472,6 +475,29 @@ describe("records that move out of sight during a walk are not deleted (sim seed
     expect(recordedChanges(t.db, r.runId)).toEqual([]);
     const r2 = await syncStarted({ source: rawMemorySource(() => d), store: t.store, claimsWindow: window, ...ONE });
     expect(recordedChanges(t.db, r2.runId)).toEqual(["coverages delete cx"]);
+  });
+
+  it("a lookup begun before is read again from its start: by the run that resumes it, and in a later round (sim seed 20044)", () => {
+    // A confirming listing applies only the parents that list what it asks about. One begun by a
+    // failed run asked about other coverages: resumed past its first pages, it would miss a parent
+    // there that lists the coverage asked about now, and the coverage would be deleted.
+    const t = setup();
+    const s = t.store;
+    const walk = scopeOf("members", { groupId: "G1" });
+    const confirm = confirmScope("members", "G1");
+    const first = s.startRun("sync", {});
+    s.beginScope(walk);
+    s.applyPage(walk, [member("a", [cov("c-a", "G1")]), member("b", [cov("c-b", "G1")])], "b", false);
+    expect(s.beginScope(confirm)).toMatchObject({ cursor: undefined, complete: false });
+    s.applyPage(confirm, [member("a", [cov("c-a", "G1")])], "a", false);
+    expect(s.finishRun(defaultDeletePolicy, { code: "HTTP_ERROR", message: "the service failed mid-confirmation" }).status).toBe("failed");
+    const second = s.startRun("sync", {});
+    expect(second.resumedFrom).toBe(first.runId);
+    // The walk resumes where it stopped; the lookup starts over.
+    expect(s.beginScope(walk)).toMatchObject({ cursor: "b", complete: false });
+    expect(s.beginScope(confirm)).toMatchObject({ cursor: undefined, complete: false });
+    s.applyPage(confirm, [member("a", [cov("c-a", "G1")])], undefined, true);
+    expect(s.beginScope(confirm)).toMatchObject({ cursor: undefined, complete: false });
   });
 
   it("a member or claim whose group is gone from the listing can still be proven deleted (sim seeds 5209, 6860)", async () => {
