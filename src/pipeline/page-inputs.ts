@@ -11,7 +11,7 @@ import type { Scope } from "../store/scopes.js";
 import { itemsOf, type PageInput } from "../store/snapshot-port.js";
 import type { Keep } from "./delete-lookups.js";
 
-/** Pages the snapshot holds whole, by `scope|cursor`: recognised by their bytes, not read again. */
+/** One scope's pages the snapshot holds whole, by cursor ('' for the first): recognised by their bytes, not read again. */
 export type KnownPageMap = ReadonlyMap<string, { readonly fp: number; readonly next: string | undefined }>;
 
 /**
@@ -60,7 +60,7 @@ export function pageInputs(
             known: {
               fingerprint: (bytes: Uint8Array) => fingerprints.pageFingerprint(bytes),
               lookup: (after: string | undefined, fp: number) => {
-                const k = known.get(`${scope.key}|${after ?? ""}`);
+                const k = known.get(after ?? "");
                 return k && k.fp === fp ? { next: k.next } : undefined;
               },
             },

@@ -72,11 +72,7 @@ export async function sync(opts: SyncOptions): Promise<RunReport> {
   heartbeat.unref();
   let failure: { code: string; message: string } | undefined;
   try {
-    const walk = new Walk(opts, port, abort, run);
-    // The walk holds the known pages in its own map: the list they came in (a row per page the
-    // snapshot knows, 67k at a million members) is not kept for the length of the run.
-    run = { ...run, pages: [] };
-    await walk.all(resources);
+    await new Walk(opts, port, abort, run).all(resources);
   } catch (e) {
     // The first cause wins: a page the store could not apply stops the walk with that error.
     failure = describe(abort.signal.aborted ? abort.signal.reason : e);
@@ -117,8 +113,6 @@ class Walk {
   private readonly encoder: Encoder | undefined;
 
   private readonly empty: ReadonlySet<StoredResource>;
-  /** Pages the snapshot holds whole, by `scope|cursor`: recognised by their text, not re-read. */
-  private readonly knownPages: KnownPageMap;
 
   private readonly signal: AbortSignal;
 
@@ -131,8 +125,6 @@ class Walk {
     this.signal = abort.signal;
     this.encoder = port.encoding ? new Encoder(port.encoding) : undefined;
     this.empty = new Set(run.empty);
-    // Only a snapshot on its own thread shares the fingerprint key with this one.
-    this.knownPages = new Map(this.encoder ? run.pages.map(([scope, cursor, fp, next]) => [`${scope}|${cursor}`, { fp, next: next ?? undefined }]) : []);
   }
 
   async all(resources: readonly WalkedResource[]): Promise<void> {
@@ -218,9 +210,20 @@ class Walk {
     await this.lookups(limit, claimLookups(await this.port.claimsToVerify(), this.encoder?.idField("claims") ?? "id"));
   }
 
-  /** Pages of a scope as the store takes them (see pageInputs). */
-  private pagesOf(scope: Scope, startAfter: string | undefined, keep?: Keep): AsyncGenerator<PageInput & { items?: readonly unknown[] }> {
-    return pageInputs(this.opts.source, scope, startAfter, { signal: this.signal, encoder: this.encoder, known: this.knownPages, ...(keep ? { keep } : {}) });
+  /** Pages of a scope as the store takes them (see pageInputs); `known`: those of its pages the snapshot holds whole. */
+  private pagesOf(scope: Scope, startAfter: string | undefined, known: KnownPageMap = new Map(), keep?: Keep): AsyncGenerator<PageInput & { items?: readonly unknown[] }> {
+    return pageInputs(this.opts.source, scope, startAfter, { signal: this.signal, encoder: this.encoder, known, ...(keep ? { keep } : {}) });
+  }
+
+  /**
+   * The pages of a scope the snapshot holds whole, asked for as its walk begins: the walk holds
+   * only the scopes in progress (a snapshot of a million members knows 67k pages). A lookup stores
+   * only what it selects, and the group list is always read: neither recognises pages.
+   */
+  private async knownPages(scope: Scope, keep: Keep | undefined): Promise<KnownPageMap> {
+    if (!this.encoder || keep || scope.resource === "groups") return new Map();
+    const pages = await this.port.knownPages(scope.key);
+    return new Map(pages.map(([cursor, fp, next]) => [cursor, { fp, next: next ?? undefined }]));
   }
 
   /**
@@ -262,7 +265,8 @@ class Walk {
       if (failed) throw failed.reason;
     };
     try {
-      for await (const page of this.pagesOf(scope, state.cursor, keep)) {
+      const known = await this.knownPages(scope, keep);
+      for await (const page of this.pagesOf(scope, state.cursor, known, keep)) {
         if (this.signal.aborted) throw this.signal.reason;
         applied.push((await this.apply(scope, page)).applied);
         onItems?.(itemsOf(page));

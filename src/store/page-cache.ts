@@ -15,8 +15,8 @@
  */
 import type { Database, Statement } from "better-sqlite3";
 
-/** `[scope, cursor ('' for the first page), fingerprint, next cursor]` */
-export type KnownPage = [string, string, number, string | null];
+/** One scope's page: `[cursor ('' for the first page), fingerprint, next cursor]` */
+export type KnownPage = [string, number, string | null];
 
 export class PageCache {
   private readonly upsert: Statement;
@@ -45,13 +45,21 @@ export class PageCache {
     return row.ids;
   }
 
-  /** The pages a new walk may recognise, once the stale ones are dropped. */
-  trusted(): KnownPage[] {
+  /** Drop the pages a new walk may no longer trust (a member page whose versions are not all current). */
+  prune(): void {
     this.db.exec(`
       DELETE FROM _pages WHERE vids IS NULL OR (scope = 'members' OR scope LIKE 'members?%') AND EXISTS (
         SELECT 1 FROM json_each(_pages.vids) j
         WHERE NOT EXISTS (SELECT 1 FROM _members_v v WHERE v.vid = j.value AND v.valid_to_run IS NULL))`);
-    return this.db.prepare("SELECT scope, cursor, fp, next FROM _pages").raw().all() as KnownPage[];
+  }
+
+  /**
+   * The pages of one scope a walk may recognise. Asked for when the scope's walk begins, so that
+   * a walk holds the pages of the scopes in progress only (a million members: 67k pages). Only
+   * the scope's own walk writes its rows, so they are what they were when the run began.
+   */
+  ofScope(scope: string): KnownPage[] {
+    return this.db.prepare("SELECT cursor, fp, next FROM _pages WHERE scope = ?").raw().all(scope) as KnownPage[];
   }
 
   /** A failed run's pages are never trusted. */

@@ -28,8 +28,6 @@ export interface RunStart {
   readonly dryRun: boolean;
   /** Resources that were empty when the run began: their pages are best encoded up front. */
   readonly empty: readonly StoredResource[];
-  /** The pages the snapshot can recognise by their text: `[scope, cursor, fp, next]`. */
-  readonly pages: readonly (readonly [string, string, number, string | null])[];
 }
 
 /**
@@ -45,6 +43,8 @@ export interface SnapshotPort {
   readonly encoding?: EncodingOptions;
   startRun(job: string, options: Record<string, unknown>, flags: { dryRun?: boolean; resume?: boolean }): Promise<RunStart>;
   beginScope(scope: Scope): Promise<ScopeState>;
+  /** The pages of a scope the snapshot can recognise by their text: `[cursor, fp, next]`, asked for as its walk begins. */
+  knownPages(scope: string): Promise<readonly (readonly [string, number, string | null])[]>;
   applyPage(scope: Scope, page: PageInput): Promise<void>;
   finishRun(policy: DeletePolicy, failure?: { code?: string; message: string }): Promise<RunOutcome>;
   /** Claims the walk would prove gone by their stored date alone, by member (see `windowMissed`). */
@@ -71,7 +71,7 @@ export function itemsOf(page: PageInput): unknown[] {
 
 /** What a port tells the walk when a run starts. */
 export function runStart(store: SnapshotStore, run: { runId: number; resumedFrom: number | undefined; dryRun: boolean; empty: ReadonlySet<StoredResource> }): RunStart {
-  return { runId: run.runId, heartbeatMs: store.heartbeatMs, resumedFrom: run.resumedFrom, dryRun: run.dryRun, empty: [...run.empty], pages: store.knownPages() };
+  return { runId: run.runId, heartbeatMs: store.heartbeatMs, resumedFrom: run.resumedFrom, dryRun: run.dryRun, empty: [...run.empty] };
 }
 
 /**
@@ -83,6 +83,7 @@ export function inProcessPort(store: SnapshotStore): SnapshotPort {
     encoding: store.encoder.options,
     startRun: async (job, options, flags) => runStart(store, store.startRun(job, options, flags)),
     beginScope: async (scope) => store.beginScope(scope),
+    knownPages: async (scope) => store.knownPages(scope),
     applyPage: async (scope, page) => {
       applyPageInput(store, scope, page);
     },

@@ -15,7 +15,7 @@ interface WorkerInit {
 
 export interface WorkerRequest {
   readonly id: number;
-  readonly op: "startRun" | "beginScope" | "applyPage" | "finishRun" | "currentGroups" | "claimsToVerify" | "deleteCandidates" | "heartbeat" | "close";
+  readonly op: "startRun" | "beginScope" | "knownPages" | "applyPage" | "finishRun" | "currentGroups" | "claimsToVerify" | "deleteCandidates" | "heartbeat" | "close";
   readonly args: unknown[];
 }
 
@@ -51,6 +51,9 @@ port.on("message", (m: WorkerRequest) => {
         break;
       case "beginScope":
         result = s.beginScope(a[0]);
+        break;
+      case "knownPages":
+        result = s.knownPages(a[0]);
         break;
       case "applyPage":
         applyPageInput(s, a[0], a[1]);

@@ -82,12 +82,14 @@ export class SnapshotStore {
   startRun(job: string, options: Record<string, unknown>, flags: { dryRun?: boolean; resume?: boolean } = {}): ActiveRun {
     if (this.run) throw new Error(`run ${this.run.runId} is still active on this store`);
     this.run = this.lifecycle.start(job, options, flags);
+    this.pages.prune();
     return this.run;
   }
 
-  /** The pages a walk may recognise by their bytes (stale ones dropped first). */
-  knownPages(): KnownPage[] {
-    return this.pages.trusted();
+  /** The pages of a scope the walk may recognise by their bytes (see PageCache.ofScope). */
+  knownPages(scope: string): KnownPage[] {
+    this.active();
+    return this.pages.ofScope(scope);
   }
 
   /** The current groups, parsed: a resumed groups walk saw only part of the list. */

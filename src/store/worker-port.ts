@@ -74,6 +74,7 @@ export async function openWorkerSnapshot(dbPath: string, options: SnapshotOption
     encoding: { piiKey, piiMode: rest.piiMode, idFields: rest.idFields },
     startRun: (job, opts, flags) => call("startRun", job, opts, flags),
     beginScope: (scope) => call("beginScope", scope),
+    knownPages: (scope) => call("knownPages", scope),
     applyPage: (scope, page) => call("applyPage", scope, page),
     finishRun: (policy, failure) => call("finishRun", policy, failure),
     currentGroups: () => call("currentGroups"),
