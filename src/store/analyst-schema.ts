@@ -176,11 +176,6 @@ export function ensureIndexes(db: Database, loading: { fresh?: ReadonlySet<Store
   }
 }
 
-/** Build the sync's indexes on every resource (a run that loaded from empty, before it proves or dedupes anything). */
-export function ensureSyncIndexes(db: Database): void {
-  for (const r of StoredResources) createSyncIndexes(db, r);
-}
-
 /** Every view of the contract, dropped (a migration rebuilds the tables under them). */
 export function dropViews(db: Database): void {
   const views = db.prepare("SELECT name FROM sqlite_schema WHERE type = 'view'").pluck().all() as string[];

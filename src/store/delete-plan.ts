@@ -89,7 +89,6 @@ function readsAgain(s: Scope): boolean {
   return s.filters.id !== undefined || s.filters.confirm !== undefined;
 }
 
-
 export interface DeleteCandidates {
   /** Members no complete walk listed: each is looked up by id before it is deleted. */
   readonly members: readonly string[];

@@ -8,7 +8,7 @@
 import type { Database } from "better-sqlite3";
 import { randomBytes } from "node:crypto";
 import { DeleteGuardError, redact } from "../errors.js";
-import { deferIndexes, ensureIndexes, ensureSyncIndexes } from "./analyst-schema.js";
+import { deferIndexes, ensureIndexes } from "./analyst-schema.js";
 import { canonicalJson } from "./canonical.js";
 import { emptyCounts } from "./counts.js";
 import { planDeletes, type DeletePlan } from "./delete-plan.js";
@@ -126,8 +126,9 @@ export class RunLifecycle {
     const why = run.failed ?? (failure ? { code: failure.code ?? "ERROR", message: failure.message } : undefined);
     if (run.failed && !run.dryRun) groups.rollback();
     groups.beginFinal(run);
-    // What the run loaded from empty is looked up from here on (dedupe, deletes, the next run).
-    ensureSyncIndexes(db);
+    // What the run loaded from empty is looked up from here on (dedupe, deletes, the next run):
+    // the sync's indexes now; the analysts' on what it loaded when it succeeds.
+    ensureIndexes(db, { fresh: run.fresh });
     this.dedupeFresh(run);
     if (why) return this.endFailed(run, why, false);
     const plan = planDeletes(db, run, policy, this.d.seen, this.d.checkpoints);
