@@ -9,7 +9,7 @@ export interface OptionSpec {
   readonly flags: string;
   readonly description: string;
   /** Parse and check the value at parse time, so a bad value is a usage error (exit 2). */
-  readonly parse?: "positiveInt" | "nonNegativeInt" | "date" | "list";
+  readonly parse?: "positiveInt" | "nonNegativeInt" | "date" | "list" | "format";
 }
 
 export interface CommandSpec {
@@ -46,7 +46,12 @@ export const COMMANDS: readonly CommandSpec[] = [
       { flags: "--claims-until <date>", description: "last claim service date to walk (YYYY-MM-DD; default: today)", parse: "date" },
       {
         flags: "--out <dir>",
-        description: "after a successful run, deliver every change DIR has not received yet as DIR/<run_id>/ (CSV); a failed delivery exits 1 and the next run retries it",
+        description: "after a successful run, deliver every change DIR has not received yet as DIR/<run_id>/; a failed delivery exits 1 and the next run retries it",
+      },
+      { flags: "--format <format>", description: "the files --out writes: csv (default), jsonl or parquet", parse: "format" },
+      {
+        flags: "--sink <url-or-name>",
+        description: "after a successful run, load every change the warehouse lacks into it (postgres://user@host:5432/db?schema=benefits_sync, or a sink named in the config file); sinks in the config file receive every run anyway",
       },
       { flags: "--dry-run", description: "walk and diff, but record nothing" },
       { flags: "--allow-deletes", description: "apply deletions beyond the delete guard's limits" },
@@ -72,14 +77,17 @@ export const COMMANDS: readonly CommandSpec[] = [
     name: "export",
     summary: "(re)write one run's deltas: the same run exported twice gives the same bytes",
     description:
-      "Write exactly the changes run N recorded (any finished run, a failed one included) as DIR/N/: one CSV file per " +
-      "resource and child list, and manifest.json with each file's row count and SHA-256. The same run exported twice " +
-      "gives the same bytes. It does not count as a delivery: what sync --out delivers is unchanged. Exit 0 when written, " +
-      "1 when the folder could not be written, 2 for bad usage (an unknown run, another format).",
+      "Write exactly the changes run N recorded (any finished run, a failed one included) as DIR/N/: one file per " +
+      "resource (and per child list in CSV and Parquet), and manifest.json with each file's row count and SHA-256. The " +
+      "same run exported twice gives the same bytes. It does not count as a delivery: what sync --out delivers is " +
+      "unchanged. With --sink, load into a Postgres warehouse every finished run up to N that it lacks, in order (a run " +
+      "it has is never applied twice), and record the delivery. Exit 0 when written, 1 when the folder or the warehouse " +
+      "could not be written, 2 for bad usage (an unknown run, an unknown format or sink).",
     options: [
       { flags: "--run <n>", description: "the run to export (see `benefits-sync runs`)", parse: "positiveInt" },
       { flags: "--out <dir>", description: "write under DIR/<run_id>/ (DIR is created if missing; its parent must exist)" },
-      { flags: "--format <format>", description: "csv (default; jsonl and parquet are planned)" },
+      { flags: "--format <format>", description: "csv (default), jsonl or parquet", parse: "format" },
+      { flags: "--sink <url-or-name>", description: "load into a warehouse instead: postgres://... or a sink named in the config file" },
     ],
     load: () => import("./commands/export.js"),
   },

@@ -18,6 +18,10 @@ const parsers: Record<NonNullable<OptionSpec["parse"]>, (value: string) => unkno
     }
     return v;
   },
+  format: (v) => {
+    if (!["csv", "jsonl", "parquet"].includes(v)) throw new InvalidArgumentError("expected csv, jsonl or parquet.");
+    return v;
+  },
   list: (v) => {
     const items = v.split(",").map((s) => s.trim()).filter(Boolean);
     if (items.length === 0) throw new InvalidArgumentError("expected a comma-separated list.");

@@ -1,5 +1,6 @@
 import type { RunReport } from "../pipeline/sync.js";
 import type { CsvDelivery } from "../sinks/csv/deliver-csv.js";
+import type { OutputDelivery } from "../sinks/outputs.js";
 import type { CommandContext } from "./context.js";
 
 type Ctx = Pick<CommandContext, "stdout" | "stderr" | "globals">;
@@ -9,8 +10,10 @@ type Ctx = Pick<CommandContext, "stdout" | "stderr" | "globals">;
  * line of stdout (the contract's shape), for scripts. With a delivery (`sync --out`), the object
  * also has `delivery` ({status, runs, dir?, error?}) and, when it was delivered, `deltas` (the folder).
  */
-export function printRunReport(ctx: Ctx, report: RunReport & { delivery?: CsvDelivery }): void {
+export function printRunReport(ctx: Ctx, report: RunReport & { delivery?: CsvDelivery; deliveries?: OutputDelivery[] }): void {
   const delivery = report.delivery;
+  // The outputs other than `--out` (printed as `delivery`, as before): warehouses, config sinks, other formats.
+  const others = (report.deliveries ?? []).filter((d) => !delivery || d.outcome !== (report.deliveries?.[0]?.outcome));
   const folder = delivery?.status === "delivered" ? delivery.value : undefined;
   if (ctx.globals.json) {
     ctx.stdout.write(
@@ -31,6 +34,18 @@ export function printRunReport(ctx: Ctx, report: RunReport & { delivery?: CsvDel
                 ...(folder ? { dir: folder.dir } : { outDir: delivery.outDir }),
                 ...(delivery.error ? { error: delivery.error } : {}),
               },
+            }
+          : {}),
+        ...(report.deliveries?.length
+          ? {
+              deliveries: report.deliveries.map((d) => ({
+                output: d.target,
+                kind: d.spec.kind,
+                ...(d.spec.name ? { name: d.spec.name } : {}),
+                status: d.outcome.status,
+                runs: d.outcome.runs,
+                ...(d.outcome.error ? { error: d.outcome.error } : {}),
+              })),
             }
           : {}),
       })}\n`,
@@ -54,6 +69,16 @@ export function printRunReport(ctx: Ctx, report: RunReport & { delivery?: CsvDel
       ctx.stdout.write(
         `Deltas: ${folder.dir} (${runsText(folder.runs)}: ${changed.length ? changed.map((f) => `${f.file} ${f.rows} row${f.rows === 1 ? "" : "s"}`).join(", ") : "no changes"})\n`,
       );
+    }
+  }
+  for (const d of others) {
+    if (d.outcome.status === "failed") {
+      ctx.stderr.write(
+        `Deltas not delivered to ${d.target}: ${d.outcome.error?.message ?? "unknown error"} [${d.outcome.error?.code ?? "DELIVERY"}]\n` +
+          `Run ${report.runId} ${report.status} and is recorded; ${d.outcome.runs.length ? `the changes of ${runsText(d.outcome.runs)} stay pending there` : "nothing was sent"}, and the next run delivers them.\n`,
+      );
+    } else if (!ctx.globals.json && d.outcome.status === "delivered") {
+      ctx.stdout.write(`Deltas delivered to ${d.target} (${runsText(d.outcome.runs)})\n`);
     }
   }
   // A failed delivery is a problem whatever the output mode: say what, where, and what happens next.

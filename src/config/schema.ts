@@ -80,6 +80,23 @@ const Sync = z.strictObject({
   groupConcurrency: positiveInt().default(4),
 });
 
+const FolderSink = z.strictObject({
+  type: z.literal("folder"),
+  /** Deltas go under DIR/<run_id>/ (relative to the working directory). */
+  dir: nonEmpty("a directory"),
+  format: z.enum(["csv", "jsonl", "parquet"], { error: oneOf(["csv", "jsonl", "parquet"]) }).default("csv"),
+});
+const PostgresSink = z
+  .strictObject({
+    type: z.literal("postgres"),
+    /** postgres://user:password@host:5432/db?schema=benefits_sync */
+    url: z.string().regex(/^postgres(ql)?:\/\//, { error: "expected a postgres:// URL" }).optional(),
+    /** The name of an environment variable that holds the URL (keeps a password out of the file). */
+    urlEnv: nonEmpty("an environment variable's name").optional(),
+  })
+  .refine((s) => (s.url === undefined) !== (s.urlEnv === undefined), { error: "give exactly one of url and urlEnv" });
+const SinkName = /^[A-Za-z][A-Za-z0-9_-]{0,63}$/;
+
 /**
  * The configuration schema. Input is what the file, the environment and the flags provide;
  * output has every default filled in, except the service, which has none.
@@ -108,6 +125,13 @@ export const Config = z
     http: Http.prefault({}),
     resources: Resources.prefault({}),
     sync: Sync.prefault({}),
+    /**
+     * Named outputs: every successful `sync` delivers to each (through the ledger), and
+     * `export --sink NAME` names one.
+     */
+    sinks: z
+      .record(z.string().regex(SinkName, { error: "expected a sink name: a letter, then letters, digits, _ or -" }), z.discriminatedUnion("type", [FolderSink, PostgresSink], { error: "expected {\"type\": \"folder\", \"dir\": ...} or {\"type\": \"postgres\", \"url\": ...}" }))
+      .default({}),
   });
 
 /** What the loader accepts: every key optional, values as in the config file. */

@@ -6,8 +6,9 @@ import type { Config, EnvironmentName } from "../config/schema.js";
 import type { PiiMode } from "../store/pii.js";
 import type { WalkedResource } from "../store/resources.js";
 import { rollingWindow, type ClaimsWindow } from "../extract/scopes.js";
-import type { CsvFolder } from "../sinks/csv/csv-folder.js";
-import { deliverCsv, type CsvDelivery } from "../sinks/csv/deliver-csv.js";
+import type { DeltaFolder, FileFormatName } from "../sinks/files/folder-sink.js";
+import type { CsvDelivery } from "../sinks/csv/deliver-csv.js";
+import { deliverAll, type OutputDelivery, type OutputSpec } from "../sinks/outputs.js";
 import { openDatabase } from "../store/database.js";
 import { checkSnapshotService, describeServiceIdentity, serviceIdentity, type ServiceIdentity } from "../store/service-identity.js";
 import { openSnapshot } from "./open-snapshot.js";
@@ -28,8 +29,12 @@ export interface SyncJobOptions {
   readonly onNotice?: (message: string) => void;
   readonly logger?: Logger;
   readonly signal?: AbortSignal;
-  /** Write the run's deltas as CSV under `outDir/<run_id>/` when the run succeeds. */
+  /** Write the run's deltas as CSV under `outDir/<run_id>/` when the run succeeds (an output, like those in `outputs`). */
   readonly outDir?: string;
+  /** The files `outDir` gets: csv (default), jsonl or parquet. */
+  readonly outFormat?: FileFormatName;
+  /** Where to deliver the deltas when the run succeeds: folders, warehouses (each through the ledger). */
+  readonly outputs?: readonly OutputSpec[];
   /**
    * Overrides the configured service (e.g. an in-process sandbox). The snapshot records it like a
    * configured one: by `environment` and `baseUrl`, or as `sandbox` when `environment` is "sandbox".
@@ -54,7 +59,7 @@ function overrideIdentity(s: NonNullable<SyncJobOptions["service"]>): ServiceIde
  * ConfigError, and nothing changed, when it copies another), opens the snapshot, runs
  * {@link sync}, and closes everything. Never throws for a failed walk: the report says so.
  */
-export async function runSyncJob(opts: SyncJobOptions): Promise<RunReport & { delivery?: CsvDelivery; deltas?: CsvFolder }> {
+export async function runSyncJob(opts: SyncJobOptions): Promise<RunReport & { delivery?: CsvDelivery; deltas?: DeltaFolder; deliveries?: OutputDelivery[] }> {
   const { config } = opts;
   // Both checks come before anything starts: a refused run leaves the snapshot as it was.
   const target: ServiceTarget | { readonly kind: "given"; readonly given: NonNullable<SyncJobOptions["service"]> } = opts.service
@@ -105,16 +110,20 @@ export async function runSyncJob(opts: SyncJobOptions): Promise<RunReport & { de
       ...(opts.onProgress ? { onProgress: opts.onProgress } : {}),
       ...(opts.signal ? { signal: opts.signal } : {}),
     });
-    // Only after a successful run: a failed run's committed changes stay pending for the output
+    // Only after a successful run: a failed run's committed changes stay pending for each output
     // and ride with the next successful delivery (the ledger, src/sinks/ledger.ts).
-    if (opts.outDir === undefined || report.status !== "succeeded" || report.dryRun) return report;
+    const outputs: OutputSpec[] = [...(opts.outDir !== undefined ? [{ kind: "folder", dir: opts.outDir, format: opts.outFormat ?? "csv" } as const] : []), ...(opts.outputs ?? [])];
+    if (outputs.length === 0 || report.status !== "succeeded" || report.dryRun) return report;
     // The run's final commit is already durable (synchronous=FULL) when its deltas are read.
     const db = openDatabase(config.db);
     try {
-      // Every change `outDir` has not received, as outDir/<run_id>/. Never throws: a failed
-      // delivery is in the outcome (the run stays succeeded; the CLI exits 1).
-      const delivery = await deliverCsv(db, opts.outDir, report.runId);
-      return { ...report, delivery, ...(delivery.status === "delivered" && delivery.value ? { deltas: delivery.value } : {}) };
+      // Every change each output has not received. Never throws: a failed delivery is in its
+      // outcome (the run stays succeeded; the CLI exits 1).
+      const deliveries = await deliverAll(db, outputs, report.runId);
+      const first = opts.outDir !== undefined ? deliveries[0] : undefined;
+      if (!first) return { ...report, deliveries };
+      const delivery = { ...(first.outcome as CsvDelivery), outDir: first.target, format: opts.outFormat ?? "csv" };
+      return { ...report, deliveries, delivery, ...(delivery.status === "delivered" && delivery.value ? { deltas: delivery.value } : {}) };
     } finally {
       db.close();
     }

@@ -69,7 +69,7 @@ export async function deliver<T>(
   write: (runIds: readonly number[]) => Promise<T> | T,
   now: () => Date = () => new Date(),
 ): Promise<DeliveryOutcome<T>> {
-  settleInterrupted(db, output, () => false, now);
+  await settleInterrupted(db, output, () => false, now);
   const claim = db
     .transaction(() => {
       const held = new Set(
@@ -134,12 +134,12 @@ export async function deliver<T>(
  * ride with the next delivery. A delivery still in progress (see `inProgress`) is left alone.
  * Returns the ids settled each way.
  */
-export function settleInterrupted(
+export async function settleInterrupted(
   db: Database,
   output: string,
-  isComplete: (d: InterruptedDelivery) => boolean,
+  isComplete: (d: InterruptedDelivery) => boolean | Promise<boolean>,
   now: () => Date = () => new Date(),
-): { delivered: number[]; failed: number[] } {
+): Promise<{ delivered: number[]; failed: number[] }> {
   const settled = { delivered: [] as number[], failed: [] as number[] };
   const rows = db
     .prepare("SELECT delivery_id, for_run, runs, started_at, detail FROM _deliveries WHERE output = ? AND status = 'pending' ORDER BY delivery_id")
@@ -149,7 +149,7 @@ export function settleInterrupted(
     const d: InterruptedDelivery = { deliveryId: row.delivery_id, output, forRun: row.for_run, runs: JSON.parse(row.runs) as number[] };
     let complete: boolean;
     try {
-      complete = isComplete(d);
+      complete = await isComplete(d);
     } catch {
       complete = false;
     }

@@ -167,6 +167,11 @@ export const migrations: readonly ((db: Database) => void)[] = [
     ensureIndexes(db);
     createViews(db);
   },
+  // 4: the snapshot's own identity, so that a warehouse fed from it refuses another snapshot's
+  // runs (run ids start at 1 in every snapshot).
+  (db) => {
+    db.exec("INSERT OR IGNORE INTO _meta (key, value) VALUES ('snapshot_id', lower(hex(randomblob(16))))");
+  },
 ];
 
 /** Bring the database to the latest schema. Refuses a database newer than this code. */

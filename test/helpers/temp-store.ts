@@ -1,3 +1,4 @@
+import { afterEach } from "vitest";
 import type { Database } from "better-sqlite3";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -39,4 +40,22 @@ export async function syncStarted(opts: SyncOptions): Promise<StartedRunReport> 
   const r = await sync(opts);
   if (r.runId === null) throw new Error(`no run started (${r.status}): ${r.error.message}`);
   return r;
+}
+
+/**
+ * For a test file: a function that makes a temp store, each one cleaned up after its test.
+ *
+ * @example const setup = useTempStores(); it("...", () => { const t = setup(); ... });
+ */
+export function useTempStores(): () => TempStore {
+  let made: TempStore[] = [];
+  afterEach(() => {
+    for (const t of made.reverse()) t.cleanup();
+    made = [];
+  });
+  return () => {
+    const t = tempStore();
+    made.push(t);
+    return t;
+  };
 }

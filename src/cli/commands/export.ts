@@ -1,44 +1,43 @@
 /**
- * `benefits-sync export --run N --out DIR [--format csv]`: (re)write one run's deltas under
- * DIR/N/, the same bytes each time. A re-export: the delivery ledger is neither read nor changed,
- * and the snapshot is opened read-only. Exit 0 written, 1 the folder could not be written, 2 bad
- * usage (no such run, a format not available).
+ * `benefits-sync export --run N --out DIR [--format csv|jsonl|parquet]`: (re)write one run's
+ * deltas under DIR/N/, the same bytes each time. A re-export: the delivery ledger is neither read
+ * nor changed, and the snapshot is opened read-only. Exit 0 written, 1 the folder could not be
+ * written, 2 bad usage (no such run).
+ *
+ * `export --run N --sink URL|NAME`: load into a Postgres warehouse every finished run up to N that
+ * it lacks (by its own load ledger), in order, through the delivery ledger; a run it has is never
+ * applied twice. Exit 0 loaded (or nothing to load), 1 the load failed (the warehouse is as it was).
  */
 import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { ConfigError } from "../../errors.js";
+import { ConfigError, redact } from "../../errors.js";
 import type { CommandContext } from "../context.js";
 import { ExitCode } from "../exit-codes.js";
-
-/** The formats `--format` will take; only csv is written today. */
-const Formats = ["csv", "jsonl", "parquet"] as const;
-const Available: readonly string[] = ["csv"];
+import type { FileFormatName } from "../../sinks/files/folder-sink.js";
 
 export async function run(ctx: CommandContext): Promise<number> {
-  const o = ctx.options as { run?: number; out?: string; format?: string };
+  const o = ctx.options as { run?: number; out?: string; format?: FileFormatName; sink?: string };
   const problems: string[] = [];
   if (o.run === undefined) problems.push("--run: which run to export is required (`benefits-sync runs` lists them)");
-  if (o.out === undefined || o.out === "") problems.push("--out: the directory to write DIR/<run_id>/ under is required");
-  const format = o.format ?? "csv";
-  if (!(Formats as readonly string[]).includes(format)) {
-    problems.push(`--format ${format}: unknown; expected csv (jsonl and parquet are planned)`);
-  } else if (!Available.includes(format)) {
-    problems.push(`--format ${format}: not available yet; only csv is written for now (--format csv, the default)`);
-  }
+  if (o.sink !== undefined && o.out !== undefined) problems.push("--out and --sink: give one (a folder of files, or a warehouse); run export twice for both");
+  else if (o.sink === undefined && (o.out === undefined || o.out === "")) problems.push("--out: the directory to write DIR/<run_id>/ under is required (or --sink for a warehouse)");
+  if (o.sink !== undefined && o.format !== undefined) problems.push("--format: it says which files --out writes; a warehouse (--sink) takes no format");
   if (problems.length) throw new ConfigError(problems);
   const config = ctx.config();
   if (config.db !== ":memory:" && !existsSync(config.db)) {
     throw new ConfigError([`db: no snapshot at ${config.db}; run \`benefits-sync sync\` first, or point --db at one`]);
   }
+  if (o.sink !== undefined) return toWarehouse(ctx, config.db, o.run!, o.sink, config.sinks);
+  const format = o.format ?? "csv";
   const { openDatabase } = await import("../../store/database.js");
-  const { writeRunCsv } = await import("../../sinks/csv/write-run-csv.js");
+  const { exportFolder } = await import("../../sinks/files/formats.js");
   const { OutputError } = await import("../../sinks/output-error.js");
   const db = openDatabase(config.db, { readonly: true });
   try {
     const runId = o.run!;
     let folder;
     try {
-      folder = writeRunCsv(db, runId, resolve(ctx.cwd, o.out!));
+      folder = await exportFolder(db, runId, resolve(ctx.cwd, o.out!), format);
     } catch (e) {
       if (!(e instanceof OutputError)) throw e;
       ctx.stderr.write(`benefits-sync export: ${e.message}\n`);
@@ -46,8 +45,8 @@ export async function run(ctx: CommandContext): Promise<number> {
     }
     // Exporting into a directory that `sync --out` delivers to: say where the run already went.
     const { deliveryOf } = await import("../../sinks/ledger.js");
-    const { csvOutput } = await import("../../sinks/csv/deliver-csv.js");
-    const earlier = deliveryOf(db, csvOutput(resolve(ctx.cwd, o.out!)), runId);
+    const { folderOutput } = await import("../../sinks/files/folder-sink.js");
+    const earlier = deliveryOf(db, folderOutput(format, resolve(ctx.cwd, o.out!)), runId);
     if (earlier && (earlier.forRun !== runId || earlier.runs.length !== 1)) {
       ctx.stderr.write(
         `Note: this directory receives sync --out deliveries, and run ${runId}'s changes already went to it in ${join(resolve(ctx.cwd, o.out!), String(earlier.forRun))} ` +
@@ -68,4 +67,44 @@ export async function run(ctx: CommandContext): Promise<number> {
 function describeFiles(files: readonly { file: string; rows: number }[]): string {
   const changed = files.filter((f) => f.rows > 0);
   return changed.length ? changed.map((f) => `${f.file} ${f.rows} row${f.rows === 1 ? "" : "s"}`).join(", ") : "no changes";
+}
+
+async function toWarehouse(ctx: CommandContext, dbPath: string, runId: number, sink: string, sinks: Parameters<typeof import("../../sinks/outputs.js").configuredOutputs>[0]): Promise<number> {
+  const { configuredOutputs, sinkSpec, sinkFor } = await import("../../sinks/outputs.js");
+  const spec = sinkSpec(sink, configuredOutputs(sinks, ctx.env, ctx.cwd));
+  const { openDatabase } = await import("../../store/database.js");
+  const { checkExportable, deliverToSink, writeDelivery } = await import("../../sinks/sink.js");
+  const db = openDatabase(dbPath);
+  try {
+    checkExportable(db, runId);
+    const target = await sinkFor(spec);
+    let outcome = await deliverToSink(db, target, runId);
+    if (outcome.status === "nothing") {
+      // The ledger says every run went there; the warehouse's own ledger decides (a warehouse
+      // restored from an old backup lacks some): it loads whatever it lacks, or nothing.
+      try {
+        outcome = { status: "delivered", runs: [], value: await writeDelivery(db, target, { folderRun: runId, runs: [] }) };
+      } catch (e) {
+        outcome = { status: "failed", runs: [], error: { code: (e as { code?: string }).code ?? "DELIVERY", message: redact(e instanceof Error ? e.message : String(e)) } };
+      }
+    }
+    const loaded = (outcome.value as { loadedRuns?: number[] } | undefined)?.loadedRuns ?? [];
+    if (ctx.globals.json) {
+      ctx.stdout.write(`${JSON.stringify({ runId, output: target.describe, status: outcome.status, runs: outcome.runs, loadedRuns: loaded, ...(outcome.error ? { error: outcome.error } : {}) })}\n`);
+    }
+    if (outcome.status === "failed") {
+      ctx.stderr.write(`benefits-sync export: the load into ${target.describe} failed and changed nothing there: ${outcome.error?.message} [${outcome.error?.code}]\n`);
+      return ExitCode.RUN_FAILED;
+    }
+    if (!ctx.globals.json && !ctx.globals.quiet) {
+      ctx.stdout.write(
+        loaded.length
+          ? `Loaded into ${target.describe}: run${loaded.length === 1 ? "" : "s"} ${loaded.join(", ")}\n`
+          : `Nothing to load: ${target.describe} already holds every run up to ${runId}\n`,
+      );
+    }
+    return ExitCode.OK;
+  } finally {
+    db.close();
+  }
 }

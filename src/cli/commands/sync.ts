@@ -1,8 +1,9 @@
 /**
  * `benefits-sync sync`: one run (walk, diff, record). Exit 0 when the run succeeded, 1 when it
- * failed (it is recorded as failed and deleted nothing), 2 for bad usage or configuration. With
- * `--out DIR`, a successful run then delivers every change DIR has not received as DIR/<run_id>/;
- * a failed delivery exits 1 (the run stays succeeded, and the next `sync --out DIR` retries it).
+ * failed (it is recorded as failed and deleted nothing), 2 for bad usage or configuration. After a
+ * successful run, the deltas go to each output: `--out DIR [--format F]` (every change DIR has not
+ * received, as DIR/<run_id>/), `--sink URL|NAME` (a Postgres warehouse), and every sink named in
+ * the config file. A failed delivery exits 1 (the run stays succeeded, and the next run retries it).
  */
 import { resolve } from "node:path";
 import { ConfigError } from "../../errors.js";
@@ -19,6 +20,8 @@ export async function run(ctx: CommandContext): Promise<number> {
     claimsSince?: string;
     claimsUntil?: string;
     out?: string;
+    format?: "csv" | "jsonl" | "parquet";
+    sink?: string;
     dryRun?: boolean;
     allowDeletes?: boolean;
     pii?: string;
@@ -28,6 +31,13 @@ export async function run(ctx: CommandContext): Promise<number> {
   if (o.claimsSince && o.claimsUntil && o.claimsSince > o.claimsUntil) {
     throw new ConfigError([`--claims-since ${o.claimsSince} is after --claims-until ${o.claimsUntil}`]);
   }
+  if (o.format !== undefined && o.out === undefined) throw new ConfigError(["--format: it says which files --out writes; give --out DIR as well"]);
+  const { configuredOutputs, sinkSpec } = await import("../../sinks/outputs.js");
+  const named = configuredOutputs(config.sinks, ctx.env, ctx.cwd);
+  const outputs = [
+    ...(o.sink !== undefined ? [sinkSpec(o.sink, named)] : []),
+    ...Object.values(named).filter((n) => o.sink === undefined || sinkSpec(o.sink, named) !== n),
+  ];
   const { runSyncJob } = await import("../../pipeline/run-sync-job.js");
   const progress = ctx.globals.quiet ? undefined : progressReporter(ctx.stderr);
   const controller = new AbortController();
@@ -42,7 +52,8 @@ export async function run(ctx: CommandContext): Promise<number> {
       ...(o.claimsUntil ? { claimsUntil: o.claimsUntil } : {}),
       dryRun: o.dryRun ?? false,
       // Relative to the working directory the command was given, which names the output.
-      ...(o.out !== undefined ? { outDir: resolve(ctx.cwd, o.out) } : {}),
+      ...(o.out !== undefined ? { outDir: resolve(ctx.cwd, o.out), outFormat: o.format ?? "csv" } : {}),
+      ...(outputs.length ? { outputs } : {}),
       allowDeletes: o.allowDeletes ?? false,
       pii: config.pii as PiiMode,
       ...(progress ? { onProgress: (p) => progress.update(p) } : {}),
@@ -53,7 +64,7 @@ export async function run(ctx: CommandContext): Promise<number> {
     printRunReport(ctx, report);
     if (report.status === "busy") return ExitCode.BUSY;
     if (report.status !== "succeeded") return ExitCode.RUN_FAILED;
-    return report.delivery?.status === "failed" ? ExitCode.RUN_FAILED : ExitCode.OK;
+    return report.deliveries?.some((d) => d.outcome.status === "failed") ? ExitCode.RUN_FAILED : ExitCode.OK;
   } finally {
     process.off("SIGINT", onSignal);
     process.off("SIGTERM", onSignal);

@@ -1,10 +1,11 @@
 import type { Database } from "better-sqlite3";
-import { ConfigError } from "../../errors.js";
-import { writeCsvFolder, type CsvFolder } from "./csv-folder.js";
+import { writeFolder, type DeltaFolder } from "../files/folder-sink.js";
+import { checkExportable } from "../sink.js";
+import { csvFormat } from "./csv-format.js";
 
-export type { ManifestFile } from "./manifest.js";
+export type { ManifestFile } from "../files/manifest.js";
 /** A run's CSV deltas in place. */
-export type RunCsvResult = CsvFolder;
+export type RunCsvResult = DeltaFolder;
 
 /**
  * (Re)write exactly the changes run N recorded as CSV under `outDir/<N>/` (what `benefits-sync
@@ -15,8 +16,6 @@ export type RunCsvResult = CsvFolder;
  * @example writeRunCsv(db, 7, "exports") // exports/7/{designs,...,claim_lines}.csv + manifest.json
  */
 export function writeRunCsv(db: Database, runId: number, outDir: string): RunCsvResult {
-  const status = db.prepare("SELECT status FROM _runs WHERE run_id = ?").pluck().get(runId) as string | undefined;
-  if (status === undefined) throw new ConfigError([`run ${runId}: no run ${runId} in this snapshot; \`benefits-sync runs\` lists them`]);
-  if (status === "running") throw new ConfigError([`run ${runId}: it is still running, so its changes are not complete; export it once it has finished`]);
-  return writeCsvFolder(db, outDir, runId, [runId]);
+  checkExportable(db, runId);
+  return writeFolder(db, outDir, csvFormat, { folderRun: runId, runs: [runId] });
 }

@@ -64,12 +64,15 @@ describe("benefits-sync export --run N --out DIR", () => {
   });
 
   it("bad usage exits 2 with a clear message: another format, an unknown run, a missing flag, no snapshot", async () => {
-    const jsonl = await runCli(["export", "--run", "2", "--out", "x", "--format", "jsonl"], { env, cwd: dir });
-    expect(jsonl.code).toBe(ExitCode.USAGE);
-    expect(jsonl.stderr).toMatch(/--format jsonl.*not available yet.*csv/);
+    const both = await runCli(["export", "--run", "2", "--out", "x", "--sink", "postgres://u@h/db"], { env, cwd: dir });
+    expect(both.code).toBe(ExitCode.USAGE);
+    expect(both.stderr).toMatch(/--out and --sink: give one/);
+    const badSink = await runCli(["export", "--run", "2", "--sink", "warehouse"], { env, cwd: dir });
+    expect(badSink.code).toBe(ExitCode.USAGE);
+    expect(badSink.stderr).toMatch(/--sink warehouse: not a postgres:\/\/ URL, and no sink by that name/);
     const xml = await runCli(["export", "--run", "2", "--out", "x", "--format", "xml"], { env, cwd: dir });
     expect(xml.code).toBe(ExitCode.USAGE);
-    expect(xml.stderr).toMatch(/--format xml.*csv/);
+    expect(xml.stderr).toMatch(/--format.*expected csv, jsonl or parquet/);
     const unknown = await runCli(["export", "--run", "99", "--out", "x"], { env, cwd: dir });
     expect(unknown.code).toBe(ExitCode.USAGE);
     expect(unknown.stderr).toMatch(/no run 99/);

@@ -30,7 +30,7 @@ const runsIn = (db: string) => {
   try {
     return {
       runs: conn.prepare("SELECT COUNT(*) FROM _runs").pluck().get() as number,
-      meta: conn.prepare("SELECT key, value FROM _meta ORDER BY key").all() as { key: string; value: string }[],
+      meta: conn.prepare("SELECT key, value FROM _meta WHERE key = 'service' ORDER BY key").all() as { key: string; value: string }[],
       members: conn.prepare("SELECT COUNT(*) FROM members").pluck().get() as number,
     };
   } finally {

@@ -11,17 +11,19 @@ export interface ManifestFile {
 }
 
 /**
- * `DIR/<runId>/manifest.json`: the folder's run, the runs whose changes it carries, and each file
+ * `DIR/<runId>/manifest.json`: the folder's run, its format, the runs whose changes it carries, and each file
  * with its row count and SHA-256. No timestamps: the same runs always give the same bytes.
  */
 export interface Manifest {
   readonly runId: number;
+  /** `csv`, `jsonl` or `parquet` (a manifest written before formats were named is `csv`). */
+  readonly format: string;
   readonly runs: readonly number[];
   readonly files: readonly ManifestFile[];
 }
 
 export function manifestText(m: Manifest): string {
-  return `${JSON.stringify({ runId: m.runId, runs: m.runs, files: m.files.map((f) => ({ file: f.file, rows: f.rows, sha256: f.sha256 })) }, null, 2)}\n`;
+  return `${JSON.stringify({ runId: m.runId, format: m.format, runs: m.runs, files: m.files.map((f) => ({ file: f.file, rows: f.rows, sha256: f.sha256 })) }, null, 2)}\n`;
 }
 
 /**
@@ -37,6 +39,7 @@ export function readCompleteFolder(dir: string): Manifest | undefined {
     return undefined;
   }
   if (!m || typeof m.runId !== "number" || !Array.isArray(m.runs) || !Array.isArray(m.files)) return undefined;
+  if (m.format === undefined) m = { ...m, format: "csv" };
   for (const f of m.files) {
     if (typeof f?.file !== "string" || f.file.includes("/") || f.file.includes("\\")) return undefined;
     try {

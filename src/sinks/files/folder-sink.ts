@@ -1,0 +1,160 @@
+/**
+ * A folder of delta files as a sink: `DIR/<run_id>/` with one file per resource (and per child
+ * list) in one format, and `manifest.json`. The folder appears complete or not at all: it is
+ * written as a hidden sibling, fsynced, then renamed into place. A folder already there is
+ * replaced only when it is a complete deltas folder of the same runs and format (so the bytes do
+ * not change); anything else there is refused, so that a delivery of other runs (or a stranger's
+ * folder) is never lost.
+ */
+import { closeSync, existsSync, fsyncSync, mkdtempSync, openSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import type { Database } from "better-sqlite3";
+import { StoredResources, type StoredResource } from "../../store/resources.js";
+import { runDeltas } from "../run-deltas.js";
+import { OutputError, explainFsError } from "../output-error.js";
+import { prepareOutputDir } from "../output-dir.js";
+import type { DeliveryPlan, DeltaReader, Sink, SinkSession } from "../sink.js";
+import { MANIFEST, manifestText, readCompleteFolder, sameRuns, type ManifestFile } from "./manifest.js";
+
+export const FileFormatNames = ["csv", "jsonl", "parquet"] as const;
+export type FileFormatName = (typeof FileFormatNames)[number];
+
+/** How one format writes a resource's changes into the (new, hidden) folder. */
+export interface FileFormat {
+  readonly name: FileFormatName;
+  /** Write `resource`'s files into `dir`, each fsynced; always at least one file, even with no changes. */
+  writeResource(dir: string, resource: StoredResource, deltas: DeltaReader): ManifestFile[];
+}
+
+/** A deltas folder in place: `dir` is `<output>/<runId>`. */
+export interface DeltaFolder {
+  readonly dir: string;
+  readonly runId: number;
+  readonly format: FileFormatName;
+  /** The runs whose changes it carries (ascending). */
+  readonly runs: readonly number[];
+  readonly files: readonly ManifestFile[];
+}
+
+/** A folder output's identity in the ledger: the format and the absolute directory (`csv:/data/deltas`). */
+export const folderOutput = (format: FileFormatName, dir: string): string => `${format}:${resolve(dir)}`;
+
+/**
+ * @example await deliverToSink(db, folderSink("/data/deltas", csvFormat), runId) // -> /data/deltas/<runId>/
+ */
+export function folderSink(outDir: string, format: FileFormat): Sink<DeltaFolder> {
+  const abs = resolve(outDir);
+  return {
+    output: folderOutput(format.name, abs),
+    describe: `${abs} (${format.name})`,
+    arrived(d) {
+      const m = readCompleteFolder(join(abs, String(d.forRun)));
+      return m !== undefined && m.runId === d.forRun && sameRuns(m.runs, d.runs) && m.format === format.name;
+    },
+    open: (plan) => openFolder(abs, format, plan.folderRun, plan.runs),
+  };
+}
+
+/** The folder sink's session, synchronous all through. */
+interface FolderSession extends SinkSession<DeltaFolder> {
+  write(resource: StoredResource, deltas: DeltaReader): void;
+  commit(): DeltaFolder;
+  close(): void;
+}
+
+function openFolder(outDir: string, format: FileFormat, folderRun: number, runs: readonly number[]): FolderSession {
+  const parent = prepareOutputDir(outDir);
+  const finalDir = join(parent, String(folderRun));
+  const replacing = existsSync(finalDir);
+  if (replacing) checkReplaceable(parent, finalDir, format.name, folderRun, runs);
+  let tmp: string | undefined = fsStep(parent, () => mkdtempSync(join(parent, `.${folderRun}.tmp-`)));
+  const files: ManifestFile[] = [];
+  return {
+    write(resource, deltas) {
+      files.push(...fsStep(parent, () => format.writeResource(tmp!, resource, deltas)));
+    },
+    commit() {
+      fsStep(parent, () => {
+        writeFileSync(join(tmp!, MANIFEST), manifestText({ runId: folderRun, format: format.name, runs, files }), { mode: 0o600, flush: true });
+        fsyncDir(tmp!);
+        if (replacing) {
+          // Same runs, same bytes: the old folder goes aside only once the new one is complete.
+          const old = `${tmp}.old`;
+          renameSync(finalDir, old);
+          renameSync(tmp!, finalDir);
+          rmSync(old, { recursive: true, force: true });
+        } else {
+          renameSync(tmp!, finalDir);
+        }
+      });
+      tmp = undefined;
+      // Best effort: the rename is done; a file system that cannot fsync a directory still has it.
+      try {
+        fsyncDir(parent);
+      } catch {
+        /* ignored */
+      }
+      return { dir: finalDir, runId: folderRun, format: format.name, runs: [...runs], files };
+    },
+    close() {
+      if (tmp) rmSync(tmp, { recursive: true, force: true });
+      tmp = undefined;
+    },
+  };
+}
+
+function checkReplaceable(parent: string, finalDir: string, format: FileFormatName, folderRun: number, runs: readonly number[]): void {
+  const there = readCompleteFolder(finalDir);
+  if (!there) {
+    throw new OutputError(
+      parent,
+      `${finalDir} exists and is not a deltas folder written whole by benefits-sync (no manifest.json, or one its files do not match)`,
+      `move ${finalDir} away (or delete it if nothing in it is needed), or choose another output directory (--out)`,
+    );
+  }
+  if (there.runId !== folderRun || !sameRuns(there.runs, runs)) {
+    throw new OutputError(
+      parent,
+      `${finalDir} holds the deltas of runs ${there.runs.join(", ")}${there.runs.length > 1 ? " (a delivery made by sync --out)" : ""}, not of runs ${runs.join(", ")}`,
+      `choose another output directory (--out), or move ${finalDir} away first`,
+    );
+  }
+  if (there.format !== format) {
+    throw new OutputError(parent, `${finalDir} holds ${there.format} files, not ${format}`, `give each format its own output directory (--out)`);
+  }
+}
+
+/** Run a file-system step; its errors come out as an OutputError naming the path and the fix. */
+function fsStep<T>(parent: string, step: () => T): T {
+  try {
+    return step();
+  } catch (e) {
+    if (e instanceof OutputError) throw e;
+    throw explainFsError(parent, (e as NodeJS.ErrnoException).path ?? parent, e);
+  }
+}
+
+function fsyncDir(dir: string): void {
+  const fd = openSync(dir, "r");
+  try {
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * Write the changes of `plan.runs` as `outDir/<plan.folderRun>/` in one go (the folder sink's
+ * session is synchronous): open, every stored resource, commit, close.
+ *
+ * @example writeFolder(db, "/data/deltas", csvFormat, { folderRun: 7, runs: [6, 7] }) // -> /data/deltas/7/
+ */
+export function writeFolder(db: Database, outDir: string, format: FileFormat, plan: DeliveryPlan): DeltaFolder {
+  const session = openFolder(resolve(outDir), format, plan.folderRun, plan.runs);
+  try {
+    for (const resource of StoredResources) session.write(resource, () => runDeltas(db, resource, plan.runs));
+    return session.commit();
+  } finally {
+    session.close();
+  }
+}

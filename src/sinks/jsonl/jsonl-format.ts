@@ -1,0 +1,25 @@
+import type { FileFormat } from "../files/folder-sink.js";
+import { HashedFile } from "../files/hashed-file.js";
+
+/**
+ * JSON Lines: one file per stored resource (`members.jsonl`), always all of them (empty when
+ * nothing changed), one line per change, LF-terminated, UTF-8:
+ * `{"op":"update","run_id":7,"id":"m1","changed_fields":["lastName"],"data":{...}}`. `data` is the
+ * whole record as stored (deleted rows: the last known version), nested lists included, decimal
+ * amounts as their strings; `changed_fields` is null except for updates. Keys in a fixed order
+ * and the record as stored, so the same runs give the same bytes.
+ */
+export const jsonlFormat: FileFormat = {
+  name: "jsonl",
+  writeResource(dir, resource, deltas) {
+    const file = new HashedFile(dir, `${resource}.jsonl`);
+    try {
+      for (const d of deltas()) {
+        file.row(`${JSON.stringify({ op: d.op, run_id: d.runId, id: d.id, changed_fields: d.changedFields, data: d.data })}\n`);
+      }
+      return [file.close()];
+    } finally {
+      file.abandon();
+    }
+  },
+};

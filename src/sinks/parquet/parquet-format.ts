@@ -1,0 +1,182 @@
+/**
+ * Parquet for cloud warehouses and data lakes (hyparquet-writer): one file per stored resource
+ * and one per child list (`claim_lines.parquet`), always all of them (no rows when nothing
+ * changed). Columns: `op`, `run_id` (INT64), `id`, every documented scalar field typed (dates as
+ * DATE, amounts as DECIMAL(18,2), exact; everything else as UTF8 text), then `changed_fields`
+ * and `data` (the whole record as stored, JSON), so no field the service sends is lost. Written in
+ * row groups of {@link ROW_GROUP} rows, hashed as written, fsynced; the same runs give the same
+ * bytes.
+ */
+import { ByteWriter, ParquetWriter } from "hyparquet-writer";
+import { createHash } from "node:crypto";
+import { closeSync, fsyncSync, openSync, writeSync } from "node:fs";
+import { join } from "node:path";
+import type { StoredResource } from "../../store/resources.js";
+import { childItems } from "../csv/csv-format.js";
+import { childLists } from "../csv/flatten.js";
+import type { FileFormat } from "../files/folder-sink.js";
+import type { ManifestFile } from "../files/manifest.js";
+import type { Delta } from "../run-deltas.js";
+import { DECIMAL_PRECISION, DECIMAL_SCALE, asCents, asEpochDay, asText, typedFields, valueAt, type FieldType } from "../typed-fields.js";
+
+/** Rows per row group: bounds the memory a file of a million changes needs. */
+export const ROW_GROUP = 50_000;
+
+type SchemaElement = ConstructorParameters<typeof ParquetWriter>[0]["schema"][number];
+
+interface Column {
+  readonly name: string;
+  readonly type: FieldType | "string" | "int64" | "json";
+  readonly required?: boolean;
+  readonly value: (row: Row) => unknown;
+}
+
+interface Row {
+  readonly d: Delta;
+  /** For a child list: the item and its index. */
+  readonly item?: Record<string, unknown>;
+  readonly index?: number;
+}
+
+export const parquetFormat: FileFormat = {
+  name: "parquet",
+  writeResource(dir, resource, deltas) {
+    const files = [writeFile(dir, `${resource}.parquet`, mainColumns(resource), rowsOf(deltas()))];
+    const child = childLists[resource];
+    if (child) files.push(writeFile(dir, `${child.file}.parquet`, childColumns(child.parentColumn), childRowsOf(deltas(), child.field)));
+    return files;
+  },
+};
+
+function* rowsOf(deltas: Iterable<Delta>): Iterable<Row> {
+  for (const d of deltas) yield { d };
+}
+
+function* childRowsOf(deltas: Iterable<Delta>, field: string): Iterable<Row> {
+  for (const d of deltas) {
+    const items = childItems(d, field);
+    for (let i = 0; i < items.length; i++) yield { d, item: items[i]!, index: i };
+  }
+}
+
+function typed(type: FieldType, v: unknown): unknown {
+  if (type === "date") return asEpochDay(v);
+  if (type === "decimal") return asCents(v);
+  return asText(v);
+}
+
+function mainColumns(resource: StoredResource): Column[] {
+  return [
+    { name: "op", type: "string", required: true, value: (r) => r.d.op },
+    { name: "run_id", type: "int64", required: true, value: (r) => BigInt(r.d.runId) },
+    { name: "id", type: "string", required: true, value: (r) => r.d.id },
+    ...typedFields(resource).map((f): Column => ({ name: f.name, type: f.type, value: (r) => typed(f.type, valueAt(r.d.data, f.path)) })),
+    { name: "changed_fields", type: "json", value: (r) => r.d.changedFields },
+    { name: "data", type: "json", required: true, value: (r) => r.d.data },
+  ];
+}
+
+/** A claim line: its parent, its place, its code and amount typed, and the whole line. */
+function childColumns(parentColumn: string): Column[] {
+  return [
+    { name: "op", type: "string", required: true, value: (r) => r.d.op },
+    { name: "run_id", type: "int64", required: true, value: (r) => BigInt(r.d.runId) },
+    { name: parentColumn, type: "string", required: true, value: (r) => r.d.id },
+    { name: "index", type: "int64", required: true, value: (r) => BigInt(r.index!) },
+    { name: "code", type: "text", value: (r) => asText(r.item!["code"]) },
+    { name: "amount", type: "decimal", value: (r) => asCents(r.item!["amount"]) },
+    { name: "data", type: "json", required: true, value: (r) => r.item },
+  ];
+}
+
+function schemaOf(columns: readonly Column[]): SchemaElement[] {
+  const rep = (c: Column): "REQUIRED" | "OPTIONAL" => (c.required ? "REQUIRED" : "OPTIONAL");
+  return [
+    { name: "root", num_children: columns.length },
+    ...columns.map((c): SchemaElement => {
+      switch (c.type) {
+        case "int64":
+          return { name: c.name, type: "INT64", repetition_type: rep(c) };
+        case "date":
+          return { name: c.name, type: "INT32", converted_type: "DATE", repetition_type: rep(c) };
+        case "decimal":
+          return { name: c.name, type: "INT64", converted_type: "DECIMAL", scale: DECIMAL_SCALE, precision: DECIMAL_PRECISION, repetition_type: rep(c) };
+        case "json":
+          return { name: c.name, type: "BYTE_ARRAY", converted_type: "JSON", repetition_type: rep(c) };
+        default:
+          return { name: c.name, type: "BYTE_ARRAY", converted_type: "UTF8", repetition_type: rep(c) };
+      }
+    }),
+  ];
+}
+
+function writeFile(dir: string, name: string, columns: readonly Column[], rows: Iterable<Row>): ManifestFile {
+  const out = new HashingFileWriter(join(dir, name));
+  try {
+    const writer = new ParquetWriter({ writer: out, schema: schemaOf(columns), createdBy: "benefits-sync" });
+    let batch: unknown[][] = columns.map(() => []);
+    let count = 0;
+    let total = 0;
+    const flush = () => {
+      if (count === 0) return;
+      void writer.write({ columnData: columns.map((c, i) => ({ name: c.name, data: batch[i]! })), rowGroupSize: ROW_GROUP });
+      batch = columns.map(() => []);
+      count = 0;
+    };
+    for (const row of rows) {
+      for (let i = 0; i < columns.length; i++) batch[i]!.push(columns[i]!.value(row));
+      count++;
+      total++;
+      if (count >= ROW_GROUP) flush();
+    }
+    flush();
+    void writer.finish();
+    return { file: name, rows: total, sha256: out.close() };
+  } finally {
+    out.abandon();
+  }
+}
+
+/**
+ * hyparquet-writer's Writer over a file descriptor: it writes out every megabyte (as the library's
+ * own file writer does), hashes what it writes, creates the file new with mode 0600, and fsyncs.
+ */
+class HashingFileWriter extends ByteWriter {
+  private fd: number | undefined;
+  private readonly hash = createHash("sha256");
+  constructor(path: string) {
+    super();
+    this.fd = openSync(path, "wx", 0o600);
+  }
+
+  override ensure(size: number): void {
+    if (this.index > 1 << 20) this.drain();
+    super.ensure(size);
+  }
+
+  override finish(): void {
+    this.drain();
+  }
+
+  /** Flush the rest, fsync, close; the file's SHA-256. */
+  close(): string {
+    this.drain();
+    fsyncSync(this.fd!);
+    closeSync(this.fd!);
+    this.fd = undefined;
+    return this.hash.digest("hex");
+  }
+
+  abandon(): void {
+    if (this.fd !== undefined) closeSync(this.fd);
+    this.fd = undefined;
+  }
+
+  private drain(): void {
+    if (this.index === 0) return;
+    const chunk = new Uint8Array(this.buffer, 0, this.index);
+    this.hash.update(chunk);
+    for (let off = 0; off < chunk.length; ) off += writeSync(this.fd!, chunk, off);
+    this.index = 0;
+  }
+}

@@ -1,0 +1,110 @@
+/**
+ * The sink contract: how a delivery of stored changes reaches an output (a folder of CSV, JSONL
+ * or Parquet files, a Postgres warehouse). A sink is fed from the snapshot's stored changes
+ * ({@link runDeltas}), never from the network, and rides on the delivery ledger
+ * (src/sinks/ledger.ts): a delivery that failed is retried by the next one, a delivered run is not
+ * sent twice.
+ *
+ * One delivery is: `open` (for a plan: the folder's run and the runs it carries), `write` once per
+ * stored resource, `commit` (the output now holds the delivery whole, or nothing of it), `close`
+ * (always; after a failure it abandons whatever was written).
+ */
+import type { Database } from "better-sqlite3";
+import { ConfigError } from "../errors.js";
+import { StoredResources, type StoredResource } from "../store/resources.js";
+import { deliver, settleInterrupted, type DeliveryOutcome, type InterruptedDelivery } from "./ledger.js";
+import { runDeltas, type Delta } from "./run-deltas.js";
+
+/** What one delivery carries: the changes of `runs`, named after `folderRun` (the run that asked). */
+export interface DeliveryPlan {
+  readonly folderRun: number;
+  /** Ascending. */
+  readonly runs: readonly number[];
+  /**
+   * Every finished run up to `folderRun` (ascending), and the snapshot's identity: for a sink
+   * that keeps its own load ledger (a warehouse) and loads whatever it lacks, in order.
+   */
+  readonly finishedRuns?: readonly number[];
+  readonly snapshotId?: string;
+}
+
+/**
+ * A resource's changes, in {@link runDeltas} order: for the plan's runs, or for `runs` when a sink
+ * that keeps its own ledger asks for others. May be read more than once.
+ */
+export type DeltaReader = (runs?: readonly number[]) => Iterable<Delta>;
+
+export interface SinkSession<R> {
+  write(resource: StoredResource, deltas: DeltaReader): Promise<void> | void;
+  /** Make the delivery visible whole; what it returns is the delivery's outcome value. */
+  commit(): Promise<R> | R;
+  /** Always called; undoes anything not committed. */
+  close(): Promise<void> | void;
+}
+
+export interface Sink<R> {
+  /** The output's identity in the ledger (`csv:/abs/dir`, `postgres://host:port/db#schema`): never a secret. */
+  readonly output: string;
+  /** For messages: where the deltas go (no password). */
+  readonly describe: string;
+  /**
+   * The crash rule: did this delivery, left pending by a process that died, reach the output
+   * whole? (A folder renamed into place with the same runs; a warehouse whose load ledger lists
+   * them.) `true` records it delivered; `false` sends its runs again.
+   */
+  arrived(d: InterruptedDelivery): Promise<boolean> | boolean;
+  open(plan: DeliveryPlan): Promise<SinkSession<R>> | SinkSession<R>;
+}
+
+/** Open, write every stored resource, commit, close. */
+export async function writeDelivery<R>(db: Database, sink: Sink<R>, plan: DeliveryPlan): Promise<R> {
+  const session = await sink.open({ ...plan, finishedRuns: finishedRuns(db, plan.folderRun), snapshotId: snapshotId(db) });
+  try {
+    for (const resource of StoredResources) await session.write(resource, (runs = plan.runs) => runDeltas(db, resource, runs));
+    return await session.commit();
+  } finally {
+    await session.close();
+  }
+}
+
+/**
+ * Deliver to `sink` every change it has not received, up to run `forRun`: settles any delivery a
+ * dead process left pending (with `sink.arrived`), then {@link deliver}. Never throws: a failure
+ * (of the sink or of the ledger itself) is in the outcome.
+ */
+export async function deliverToSink<R>(db: Database, sink: Sink<R>, forRun: number, now?: () => Date): Promise<DeliveryOutcome<R>> {
+  try {
+    await settleInterrupted(db, sink.output, (d) => sink.arrived(d), now);
+    return await deliver(db, sink.output, forRun, (runs) => writeDelivery(db, sink, { folderRun: forRun, runs }), now);
+  } catch (e) {
+    // The ledger itself failed (the snapshot busy or unwritable): nothing was claimed or written.
+    const { redact } = await import("../errors.js");
+    return { status: "failed", runs: [], error: { code: "LEDGER", message: redact(e instanceof Error ? e.message : String(e)) } };
+  }
+}
+
+/**
+ * (Re)write exactly the changes run `runId` recorded (what `export --run N` does): any finished
+ * run, a failed one included. The ledger is neither read nor changed. A ConfigError for an unknown
+ * run or one still running.
+ */
+export async function exportRun<R>(db: Database, sink: Sink<R>, runId: number): Promise<R> {
+  checkExportable(db, runId);
+  return writeDelivery(db, sink, { folderRun: runId, runs: [runId] });
+}
+
+export function checkExportable(db: Database, runId: number): void {
+  const status = db.prepare("SELECT status FROM _runs WHERE run_id = ?").pluck().get(runId) as string | undefined;
+  if (status === undefined) throw new ConfigError([`run ${runId}: no run ${runId} in this snapshot; \`benefits-sync runs\` lists them`]);
+  if (status === "running") throw new ConfigError([`run ${runId}: it is still running, so its changes are not complete; export it once it has finished`]);
+}
+
+/** Every run up to `upto` that has finished (any status but running), ascending. */
+export function finishedRuns(db: Database, upto: number): number[] {
+  return db.prepare("SELECT run_id FROM _runs WHERE status <> 'running' AND run_id <= ? ORDER BY run_id").pluck().all(upto) as number[];
+}
+
+/** The snapshot's identity (migration 4); undefined in a snapshot not opened for writing since. */
+export function snapshotId(db: Database): string | undefined {
+  return db.prepare("SELECT value FROM _meta WHERE key = 'snapshot_id'").pluck().get() as string | undefined;
+}

@@ -1,0 +1,102 @@
+/**
+ * The types the warehouse sinks give the documented scalar fields (`ViewColumns`): calendar dates
+ * (`YYYY-MM-DD` in the schemas) as DATE, money (decimal strings) as exact DECIMAL, everything else
+ * as text. The lists follow `schemas/` (a test checks them against the zod schemas).
+ *
+ * A value that does not fit its type (a date the calendar does not have, an amount with more than
+ * two decimals) is NULL in its typed column, never an error that stops a load and never a wrong
+ * value: the whole record is kept beside it (`data`), exactly as stored.
+ */
+import { ViewColumns, columnName, type StoredResource } from "../store/resources.js";
+
+export type FieldType = "text" | "date" | "decimal";
+
+const DateFields: Partial<Record<StoredResource, readonly string[]>> = {
+  groups: ["effectiveDate", "terminationDate"],
+  members: ["dateOfBirth"],
+  coverages: ["startDate", "endDate"],
+  claims: ["serviceDateFrom", "serviceDateTo", "processing.receivedDate", "processing.adjudicatedDate", "processing.paidDate"],
+};
+
+const DecimalFields: Partial<Record<StoredResource, readonly string[]>> = {
+  claims: ["claimAmount", "allowedAmount", "paidAmount"],
+};
+
+/** Scale of every DECIMAL column: the service's amounts are cents. */
+export const DECIMAL_SCALE = 2;
+/** Precision of every DECIMAL column: up to 10^16 (the cents fit in a 64-bit integer). */
+export const DECIMAL_PRECISION = 18;
+
+export interface TypedField {
+  /** The field's path in the record (`processing.paidDate`). */
+  readonly path: string;
+  /** Its column name (`processing_paidDate`), as in the SQLite views. */
+  readonly name: string;
+  readonly type: FieldType;
+}
+
+export function fieldType(resource: StoredResource, path: string): FieldType {
+  if (DateFields[resource]?.includes(path)) return "date";
+  if (DecimalFields[resource]?.includes(path)) return "decimal";
+  return "text";
+}
+
+/** The documented scalar fields of a resource, in view order, with their types. */
+export function typedFields(resource: StoredResource): TypedField[] {
+  return ViewColumns[resource].map((path) => ({ path, name: columnName(path), type: fieldType(resource, path) }));
+}
+
+/** The value at a dotted path, or undefined. */
+export function valueAt(record: Record<string, unknown>, path: string): unknown {
+  let v: unknown = record;
+  for (const k of path.split(".")) {
+    if (v === null || typeof v !== "object" || Array.isArray(v)) return undefined;
+    v = (v as Record<string, unknown>)[k];
+  }
+  return v;
+}
+
+/** Text for a text column: strings as they are, numbers and booleans as text, anything else as JSON; null for none. */
+export function asText(v: unknown): string | null {
+  if (v === null || v === undefined) return null;
+  if (typeof v === "string") return v;
+  if (typeof v === "number" || typeof v === "boolean") return String(v);
+  return JSON.stringify(v);
+}
+
+const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
+
+/** Days since 1970-01-01 of a real calendar date `YYYY-MM-DD`; null for anything else. */
+export function asEpochDay(v: unknown): number | null {
+  if (typeof v !== "string") return null;
+  const m = DATE.exec(v);
+  if (!m) return null;
+  const [y, mo, d] = [Number(m[1]), Number(m[2]), Number(m[3])];
+  const t = Date.UTC(y, mo - 1, d);
+  const back = new Date(t);
+  if (back.getUTCFullYear() !== y || back.getUTCMonth() !== mo - 1 || back.getUTCDate() !== d || y < 1) return null;
+  return t / 86_400_000;
+}
+
+/** A real calendar date as its text, or null. */
+export const asDate = (v: unknown): string | null => (asEpochDay(v) === null ? null : (v as string));
+
+const DECIMAL = /^(-?)(\d+)(?:\.(\d{1,2}))?$/;
+
+/**
+ * The amount in cents, exactly, of a decimal string with at most two decimals within the column's
+ * precision (`"-1234.5"` -> -123450n); null for anything else (a JSON number, `"1,234.50"`,
+ * `"12.345"`).
+ */
+export function asCents(v: unknown): bigint | null {
+  if (typeof v !== "string") return null;
+  const m = DECIMAL.exec(v);
+  if (!m) return null;
+  const whole = m[2]!.replace(/^0+(?=\d)/, "");
+  if (whole.length > DECIMAL_PRECISION - DECIMAL_SCALE) return null;
+  const cents = BigInt(whole) * 100n + BigInt((m[3] ?? "").padEnd(2, "0") || "0");
+  return m[1] === "-" ? -cents : cents;
+}
+
+/** The amount as decimal text a DECIMAL column takes (`"1234.50"` stays as sent), or null. */
+export const asDecimal = (v: unknown): string | null => (asCents(v) === null ? null : (v as string));

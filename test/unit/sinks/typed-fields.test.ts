@@ -1,0 +1,70 @@
+import { describe, expect, it } from "vitest";
+import type { z } from "zod";
+import { DecimalString, IsoDate } from "../../../schemas/common.js";
+import { MedicalClaim } from "../../../schemas/claim.js";
+import { Design } from "../../../schemas/design.js";
+import { Group, Plan } from "../../../schemas/group.js";
+import { Coverage, Member } from "../../../schemas/member.js";
+import { copyField, copyJson } from "../../../src/sinks/postgres/copy-text.js";
+import { asCents, asDate, asEpochDay, typedFields } from "../../../src/sinks/typed-fields.js";
+import { StoredResources, type StoredResource } from "../../../src/store/resources.js";
+
+const SCHEMAS: Record<StoredResource, z.ZodType> = { designs: Design, groups: Group, plans: Plan, members: Member, coverages: Coverage, claims: MedicalClaim };
+
+/** The schema of a dotted path, through optional/nullable wrappers and objects. */
+function at(schema: z.ZodType, path: string): z.ZodType | undefined {
+  let s: z.ZodType | undefined = schema;
+  for (const k of path.split(".")) {
+    s = unwrap(s!);
+    const shape = (s as unknown as { shape?: Record<string, z.ZodType> }).shape;
+    s = shape?.[k];
+    if (!s) return undefined;
+  }
+  return unwrap(s!);
+}
+function unwrap(s: z.ZodType): z.ZodType {
+  for (let i = 0; i < 5; i++) {
+    const inner = (s as unknown as { _zod: { def: { innerType?: z.ZodType } } })._zod.def.innerType;
+    if (!inner) return s;
+    s = inner;
+  }
+  return s;
+}
+
+describe("the warehouse types of the documented fields", () => {
+  it("follow the zod schemas: every IsoDate field is a date, every DecimalString a decimal, the rest text", () => {
+    let dates = 0;
+    let decimals = 0;
+    for (const r of StoredResources) {
+      for (const f of typedFields(r)) {
+        const s = at(SCHEMAS[r], f.path);
+        const expected = s === IsoDate ? "date" : s === DecimalString ? "decimal" : "text";
+        expect(`${r}.${f.path}: ${f.type}`).toBe(`${r}.${f.path}: ${expected}`);
+        if (f.type === "date") dates++;
+        if (f.type === "decimal") decimals++;
+      }
+    }
+    expect(dates).toBe(10);
+    expect(decimals).toBe(3);
+  });
+
+  it("a value that does not fit its type is null, never a wrong value", () => {
+    expect(asCents("0.29")).toBe(29n);
+    expect(asCents("-1234.5")).toBe(-123450n);
+    expect(asCents("0012.30")).toBe(1230n);
+    expect(asCents("9999999999999999.99")).toBe(999999999999999999n);
+    for (const bad of ["12.345", "1,234.50", "", "1e3", "--1", "10000000000000000.00", 12.5, null]) expect(asCents(bad), String(bad)).toBeNull();
+    expect(asEpochDay("1970-01-02")).toBe(1);
+    expect(asDate("2024-02-29")).toBe("2024-02-29");
+    for (const bad of ["2026-02-29", "2026-13-01", "2026-1-01", "0000-01-01", 20260101]) expect(asDate(bad), String(bad)).toBeNull();
+  });
+
+  it("COPY text escapes backslash, tab, newline and CR, and keeps NUL out", () => {
+    expect(copyField(null)).toBe("\\N");
+    expect(copyField("a\\b\tc\nd\re")).toBe("a\\\\b\\tc\\nd\\re");
+    expect(copyField("\\N")).toBe("\\\\N");
+    expect(copyField("x\u0000y")).toBe("x\uFFFDy");
+    expect(copyJson({ a: "x\u0000", b: "\\u0000 literal" })).toBe(copyField(JSON.stringify({ a: "x\uFFFD", b: "\\u0000 literal" })));
+    expect(copyJson(null)).toBe("\\N");
+  });
+});
