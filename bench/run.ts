@@ -7,7 +7,7 @@
  * BENCH_GROUPS (200), BENCH_SCALE (4: the data multiple of the memory-growth check; 0 skips it),
  * BENCH_REPEAT (1: how many times to repeat the main measurements, the median is reported),
  * BENCH_ANALYST_RUNS (18: runs added to the 100k snapshot before timing `changes`; 0 skips the
- * analyst section), BENCH_ONLY (`latency`: only the member walk under latency; `scale`: only the
+ * analyst section), BENCH_ONLY (`latency`: only the member walk under latency; `sinks`: only the sinks section; `scale`: only the
  * scale section), BENCH_SCALE_MEMBERS (0: when set, e.g. 1000000, the scale section compares the
  * first sync's records per second at BENCH_MEMBERS and at this many members, and runs a no-change
  * re-sync of the large one).
@@ -19,6 +19,7 @@ import { dirname, join } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { accumulatedChanges, questionsSection } from "./analyst.js";
+import { sinksSection } from "./sinks.js";
 import { scaleSection } from "./scale.js";
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -90,6 +91,9 @@ async function main(): Promise<void> {
     console.log(`benefits-sync bench: ${MEMBERS} members, ~${MEMBERS * CPM} claims, ${GROUPS} groups; node ${process.version}`);
     if (ONLY === undefined) await main3(dir);
     if (ONLY === undefined || ONLY === "latency") await latency(dir);
+    if (ONLY === undefined || ONLY === "sinks") {
+      await sinksSection(dir, { members: MEMBERS, groups: GROUPS, claimsPerMember: env("BENCH_SINK_CLAIMS_PER_MEMBER", 3), repeat: env("BENCH_SINK_REPEAT", 3), window: { from: FROM, to: TO } }, startSandbox, worker, report);
+    }
     if (SCALE_MEMBERS > 0 || ONLY === "scale") {
       const large = SCALE_MEMBERS > 0 ? SCALE_MEMBERS : MEMBERS * 10;
       await scaleSection(dir, { small: MEMBERS, large, groupsPer100k: (GROUPS * 100_000) / MEMBERS, claimsPerMember: CPM, window: { from: FROM, to: TO } }, startSandbox, worker, report);

@@ -1,6 +1,9 @@
 import type { Database } from "better-sqlite3";
-import { StoredResources, type StoredResource } from "../store/resources.js";
+import { StoredResources, ViewColumns, columnName, type StoredResource } from "../store/resources.js";
 import { withoutPlainSsn } from "./plain-ssn.js";
+
+/** A key ending in "ssn", as the stored JSON text writes keys (compact, by JSON.stringify). */
+const MAY_HOLD_SSN = /ssn"\s*:/i;
 
 export const DeltaOps = ["insert", "update", "delete"] as const;
 export type DeltaOp = (typeof DeltaOps)[number];
@@ -14,7 +17,14 @@ export interface Delta {
    * deletes), less any plain SSN field a `--pii keep` snapshot holds: no sink ever sees one.
    */
   readonly data: Record<string, unknown>;
+  /**
+   * `data` as JSON text, when it is exactly the stored text (nothing was taken out of it): a sink
+   * that writes JSON may use it instead of serializing `data` again.
+   */
+  readonly text?: string;
   readonly changedFields: readonly string[] | null;
+  /** The documented scalar fields as the snapshot's typed columns hold them, in view order (`ViewColumns`). */
+  readonly typed?: readonly unknown[];
 }
 
 /**
@@ -23,31 +33,66 @@ export interface Delta {
  * deleted in one run and back in a later one ends up present), and the same runs always give the
  * same sequence, so the same delivery or export gives the same bytes.
  *
+ * With `typed`, each change also carries the snapshot's typed columns (`Delta.typed`).
+ *
  * @example for (const d of runDeltas(db, "members", [7])) console.log(d.op, d.id);
  */
-export function* runDeltas(db: Database, resource: StoredResource, runIds: readonly number[]): Generator<Delta> {
+export function* runDeltas(db: Database, resource: StoredResource, runIds: readonly number[], opts: { typed?: boolean } = {}): Generator<Delta> {
   if (!(StoredResources as readonly string[]).includes(resource)) throw new Error(`unknown resource ${resource}`);
   if (runIds.length === 0) return;
   // One JSON parameter, not one per run: a first delivery may carry thousands of runs.
   const runs = JSON.stringify(runIds);
+  const typed = opts.typed ? typedColumnsSql(resource) : "";
   const rows = db
     .prepare(
-      `SELECT op, run_id, id, data, changed_fields FROM (
-         SELECT op, valid_from_run AS run_id, id, data, changed_fields FROM _${resource}_v
+      `SELECT * FROM (
+         SELECT op, valid_from_run AS run_id, id, data, changed_fields${typed} FROM _${resource}_v
            WHERE valid_from_run IN (SELECT value FROM json_each(?))
          UNION ALL
-         SELECT 'delete', valid_to_run, id, data, NULL FROM _${resource}_v
+         SELECT 'delete', valid_to_run, id, data, NULL${typed} FROM _${resource}_v
            WHERE valid_to_run IN (SELECT value FROM json_each(?)) AND ended_by = 'delete'
        ) ORDER BY run_id, CASE op WHEN 'insert' THEN 0 WHEN 'update' THEN 1 ELSE 2 END, id`,
     )
-    .iterate(runs, runs) as IterableIterator<{ op: DeltaOp; run_id: number; id: string; data: string; changed_fields: string | null }>;
-  for (const r of rows) {
-    yield {
-      op: r.op,
-      runId: r.run_id,
-      id: r.id,
-      data: withoutPlainSsn(JSON.parse(r.data) as Record<string, unknown>),
-      changedFields: r.changed_fields === null ? null : (JSON.parse(r.changed_fields) as string[]),
-    };
+    .raw()
+    .iterate(runs, runs) as IterableIterator<unknown[]>;
+  for (const r of rows) yield new StoredDelta(r);
+}
+
+/** The typed columns of the version table, in view order, as extra select items. */
+function typedColumnsSql(resource: StoredResource): string {
+  return ViewColumns[resource].map((p) => `, "${columnName(p)}"`).join("");
+}
+
+/**
+ * A change as read: `data` is parsed (and any plain SSN taken out) only when first asked for, so
+ * a sink that writes the stored text and the typed columns never parses it.
+ */
+class StoredDelta implements Delta {
+  readonly op: DeltaOp;
+  readonly runId: number;
+  readonly id: string;
+  readonly changedFields: readonly string[] | null;
+  readonly text?: string;
+  /** The documented scalar fields as the snapshot's typed columns hold them (view order). */
+  readonly typed?: readonly unknown[];
+  private readonly stored: string;
+  private parsed: Record<string, unknown> | undefined;
+  constructor(r: unknown[]) {
+    this.op = r[0] as DeltaOp;
+    this.runId = r[1] as number;
+    this.id = r[2] as string;
+    this.stored = r[3] as string;
+    this.changedFields = r[4] === null ? null : (JSON.parse(r[4] as string) as string[]);
+    if (r.length > 5) this.typed = r.slice(5);
+    // Only a text that names a key ending in "ssn" can hold one: the others are served as stored.
+    if (!MAY_HOLD_SSN.test(this.stored)) this.text = this.stored;
+  }
+
+  get data(): Record<string, unknown> {
+    if (this.parsed === undefined) {
+      const v = JSON.parse(this.stored) as Record<string, unknown>;
+      this.parsed = this.text === undefined ? withoutPlainSsn(v) : v;
+    }
+    return this.parsed;
   }
 }

@@ -30,9 +30,10 @@ export interface DeliveryPlan {
 
 /**
  * A resource's changes, in {@link runDeltas} order: for the plan's runs, or for `runs` when a sink
- * that keeps its own ledger asks for others. May be read more than once.
+ * that keeps its own ledger asks for others; with `typed`, each carries the typed columns. May be
+ * read more than once.
  */
-export type DeltaReader = (runs?: readonly number[]) => Iterable<Delta>;
+export type DeltaReader = (runs?: readonly number[], opts?: { readonly typed?: boolean }) => Iterable<Delta>;
 
 export interface SinkSession<R> {
   write(resource: StoredResource, deltas: DeltaReader): Promise<void> | void;
@@ -60,7 +61,7 @@ export interface Sink<R> {
 export async function writeDelivery<R>(db: Database, sink: Sink<R>, plan: DeliveryPlan): Promise<R> {
   const session = await sink.open({ ...plan, finishedRuns: finishedRuns(db, plan.folderRun), snapshotId: snapshotId(db) });
   try {
-    for (const resource of StoredResources) await session.write(resource, (runs = plan.runs) => runDeltas(db, resource, runs));
+    for (const resource of StoredResources) await session.write(resource, (runs = plan.runs, opts) => runDeltas(db, resource, runs, opts));
     return await session.commit();
   } finally {
     await session.close();

@@ -153,6 +153,19 @@ export const REGRESSIONS: readonly Regression[] = [
   },
 ];
 
+/**
+ * Found and not yet fixed: each is replayed and must still fail (`it.fails`), so the suite notices
+ * the day it is fixed (move it to REGRESSIONS then). Listed in the issue's note with its analysis.
+ */
+export const OPEN_DEFECTS: readonly Regression[] = [
+  {
+    seed: 32767,
+    path: "0",
+    what:
+      "(8, 2026-11-23 15:40) a claim stored with a date outside the window moves back in; the next run reads it inside the window but fails (SQLITE_BUSY) before applying that page; the claim is deleted; the resumed run walks its group again and, the stored date being outside the window, never looks for it: the snapshot keeps it as last seen",
+  },
+];
+
 let server: SimServer;
 beforeAll(async () => {
   server = await SimServer.start();
@@ -164,6 +177,12 @@ afterAll(async () => {
 describe("simulation regressions: schedules that failed, replayed", () => {
   for (const r of REGRESSIONS) {
     it(`seed ${r.seed}${r.without ? ` without ${r.without.join(",")}` : ""}: ${r.what}`, async () => {
+      const res = await checkSeed(r.seed, server, { path: r.path, ...(r.without ? { without: r.without } : {}) });
+      expect(res.failed ? describeFailure(res, { trace: true }) : "").toBe("");
+    });
+  }
+  for (const r of OPEN_DEFECTS) {
+    it.fails(`open defect, seed ${r.seed}: ${r.what}`, async () => {
       const res = await checkSeed(r.seed, server, { path: r.path, ...(r.without ? { without: r.without } : {}) });
       expect(res.failed ? describeFailure(res, { trace: true }) : "").toBe("");
     });

@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { closeSync, fsyncSync, openSync, writeSync } from "node:fs";
+import { closeSync, fsyncSync, openSync, rmSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import type { ManifestFile } from "./manifest.js";
 
@@ -13,11 +13,19 @@ export class HashedFile {
   private buffered: string[] = [];
   private size = 0;
   private rows = 0;
+  private readonly path: string;
   constructor(
     dir: string,
     private readonly name: string,
   ) {
-    this.fd = openSync(join(dir, name), "wx", 0o600);
+    this.path = join(dir, name);
+    this.fd = openSync(this.path, "wx", 0o600);
+  }
+
+  /** Delete the file (after `abandon`): a write given up, to be made again. */
+  remove(): void {
+    this.abandon();
+    rmSync(this.path, { force: true });
   }
 
   /** Text that is not a row (a header). */

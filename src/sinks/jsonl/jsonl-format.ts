@@ -15,7 +15,9 @@ export const jsonlFormat: FileFormat = {
     const file = new HashedFile(dir, `${resource}.jsonl`);
     try {
       for (const d of deltas()) {
-        file.row(`${JSON.stringify({ op: d.op, run_id: d.runId, id: d.id, changed_fields: d.changedFields, data: d.data })}\n`);
+        // The stored text as it is when nothing had to be taken out of it (it is JSON.stringify's own output).
+        const head = JSON.stringify({ op: d.op, run_id: d.runId, id: d.id, changed_fields: d.changedFields });
+        file.row(`${head.slice(0, -1)},"data":${d.text ?? JSON.stringify(d.data)}}\n`);
       }
       return [file.close()];
     } finally {

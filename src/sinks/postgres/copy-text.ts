@@ -20,6 +20,11 @@ export function copyJson(v: unknown): string {
   return copyField(s.includes("\\u0000") ? JSON.stringify(withoutNul(v)) : s);
 }
 
+/** JSON text for a jsonb field from text already serialized (`value` is what it says, used when the text holds a NUL). */
+export function copyJsonText(text: string, value: unknown): string {
+  return text.includes("\\u0000") ? copyJson(value) : copyField(text);
+}
+
 function withoutNul(v: unknown): unknown {
   if (typeof v === "string") return v.replace(/\u0000/g, "\uFFFD");
   if (Array.isArray(v)) return v.map(withoutNul);

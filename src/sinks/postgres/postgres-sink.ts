@@ -13,16 +13,11 @@
  *    the warehouse as it was (PostgreSQL rolls the transaction back): at the previous load.
  */
 import type pg from "pg";
-import { Readable } from "node:stream";
-import { pipeline } from "node:stream/promises";
-import { from as copyFrom } from "pg-copy-streams";
 import type { StoredResource } from "../../store/resources.js";
-import type { Delta } from "../run-deltas.js";
-import type { DeliveryPlan, DeltaReader, Sink, SinkSession } from "../sink.js";
-import { asDate, asDecimal, asText, typedFields, valueAt } from "../typed-fields.js";
+import type { DeliveryPlan, Sink, SinkSession } from "../sink.js";
 import { connectWarehouse, parseWarehouseUrl, type WarehouseTarget } from "./connection.js";
-import { copyField, copyJson } from "./copy-text.js";
-import { q, schemaDdl, warehouseColumns } from "./warehouse-schema.js";
+import { applyResource } from "./apply-resource.js";
+import { q, schemaDdl } from "./warehouse-schema.js";
 
 /** What a load did. */
 export interface WarehouseLoad {
@@ -32,8 +27,6 @@ export interface WarehouseLoad {
   /** Changes applied, per resource. */
   readonly changes: Readonly<Partial<Record<StoredResource, number>>>;
 }
-
-const OP_ORDER = { insert: 0, update: 1, delete: 2 } as const;
 
 /**
  * @example await deliverToSink(db, postgresSink("postgres://etl@wh:5432/analytics"), runId)
@@ -126,66 +119,3 @@ async function checkSnapshot(client: pg.Client, s: string, target: WarehouseTarg
   }
 }
 
-/** COPY one resource's changes of `runs` into staging, then apply them; the number of changes. */
-async function applyResource(
-  client: pg.Client,
-  s: string,
-  r: StoredResource,
-  deltas: DeltaReader,
-  runs: readonly number[],
-  perRun: Map<number, number>,
-): Promise<number> {
-  const cols = warehouseColumns(r);
-  const names = cols.map((c) => c.name);
-  const stage = q(`_stage_${r}`);
-  await client.query(
-    `CREATE TEMP TABLE ${stage} (ord smallint NOT NULL, op text NOT NULL, run_id bigint NOT NULL, id text NOT NULL, changed_fields jsonb, ` +
-      `${cols.map((c) => `${c.name} ${c.type}`).join(", ")}, data jsonb NOT NULL) ON COMMIT DROP`,
-  );
-  let count = 0;
-  const fields = typedFields(r);
-  const convert = fields.map((f) => (f.type === "date" ? asDate : f.type === "decimal" ? asDecimal : asText));
-  function* chunks(): Generator<string> {
-    let buf: string[] = [];
-    let size = 0;
-    for (const d of deltas(runs) as Iterable<Delta>) {
-      count++;
-      perRun.set(d.runId, (perRun.get(d.runId) ?? 0) + 1);
-      let line = `${OP_ORDER[d.op]}\t${d.op}\t${d.runId}\t${copyField(d.id)}\t${copyJson(d.changedFields)}`;
-      for (let i = 0; i < fields.length; i++) line += `\t${copyField(convert[i]!(valueAt(d.data, fields[i]!.path)))}`;
-      line += `\t${copyJson(d.data)}\n`;
-      buf.push(line);
-      size += line.length;
-      if (size >= 1 << 16) {
-        yield buf.join("");
-        buf = [];
-        size = 0;
-      }
-    }
-    if (buf.length) yield buf.join("");
-  }
-  await pipeline(Readable.from(chunks(), { objectMode: false }), client.query(copyFrom(`COPY ${stage} (ord, op, run_id, id, changed_fields, ${names.join(", ")}, data) FROM STDIN`)));
-  if (count === 0) return 0;
-  const cur = `${s}.${q(r)}`;
-  const hist = `${s}.${q(`${r}_history`)}`;
-  const list = names.join(", ");
-  const empty = async (t: string) => !(await client.query(`SELECT EXISTS (SELECT 1 FROM ${t}) AS any`)).rows[0]?.any;
-  if (!(await empty(hist))) {
-    await client.query(
-      `UPDATE ${hist} h SET valid_to_run = f.run_id FROM (SELECT DISTINCT ON (id) id, run_id FROM ${stage} ORDER BY id, run_id, ord) f ` +
-        `WHERE h.id = f.id AND h.valid_to_run IS NULL`,
-    );
-  }
-  await client.query(
-    `INSERT INTO ${hist} (id, valid_from_run, valid_to_run, op, changed_fields, ${list}, data) ` +
-      `SELECT id, run_id, next_run, op, changed_fields, ${list}, data FROM ` +
-      `(SELECT *, lead(run_id) OVER (PARTITION BY id ORDER BY run_id, ord) AS next_run FROM ${stage}) x WHERE op <> 'delete'`,
-  );
-  if (!(await empty(cur))) await client.query(`DELETE FROM ${cur} c USING (SELECT DISTINCT id FROM ${stage}) d WHERE c.id = d.id`);
-  await client.query(
-    `INSERT INTO ${cur} (id, ${list}, data, valid_from_run) SELECT id, ${list}, data, run_id FROM ` +
-      `(SELECT DISTINCT ON (id) * FROM ${stage} ORDER BY id, run_id DESC, ord DESC) l WHERE op <> 'delete'`,
-  );
-  await client.query(`DROP TABLE ${stage}`);
-  return count;
-}

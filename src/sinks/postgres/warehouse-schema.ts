@@ -9,6 +9,7 @@
  * - `_loads`: the load ledger: one row per snapshot run the warehouse holds, written in the
  *   transaction that applied it. `_meta`: the snapshot it is fed from.
  */
+import type pg from "pg";
 import { StoredResources, type StoredResource } from "../../store/resources.js";
 import { IndexedColumns } from "../../store/analyst-schema.js";
 import { columnName } from "../../store/resources.js";
@@ -36,9 +37,25 @@ export function schemaDdl(schema: string): string {
       `CREATE TABLE IF NOT EXISTS ${s}.${q(r)} (id text PRIMARY KEY, ${cols}, data jsonb NOT NULL, valid_from_run bigint NOT NULL)`,
       `CREATE TABLE IF NOT EXISTS ${s}.${q(`${r}_history`)} (id text NOT NULL, valid_from_run bigint NOT NULL, valid_to_run bigint, op text NOT NULL, changed_fields jsonb, ${cols}, data jsonb NOT NULL, PRIMARY KEY (id, valid_from_run))`,
     );
-    for (const c of IndexedColumns[r]) {
-      parts.push(`CREATE INDEX IF NOT EXISTS ${q(`${r}_${columnName(c)}`)} ON ${s}.${q(r)} (${q(columnName(c))})`);
-    }
+    for (const c of IndexedColumns[r]) parts.push(indexDdl(s, r, c));
   }
   return parts.join(";\n");
+}
+
+const indexDdl = (s: string, table: string, column: string) =>
+  `CREATE INDEX IF NOT EXISTS ${q(`${table}_${columnName(column)}`)} ON ${s}.${q(table)} (${q(columnName(column))})`;
+const pkDdl = (s: string, table: string) => `ALTER TABLE ${s}.${q(table)} ADD CONSTRAINT ${q(`${table}_pkey`)} PRIMARY KEY (${table.endsWith("_history") ? "id, valid_from_run" : "id"})`;
+
+/**
+ * Drop a table's primary key and the indexes on `columns`, inside the load's transaction, before a
+ * bulk insert into the empty table; {@link createIndexes} builds them again before the commit.
+ */
+export async function dropIndexes(client: pg.Client, s: string, table: string, columns: readonly string[]): Promise<void> {
+  await client.query(`ALTER TABLE ${s}.${q(table)} DROP CONSTRAINT ${q(`${table}_pkey`)}`);
+  for (const c of columns) await client.query(`DROP INDEX ${s}.${q(`${table}_${columnName(c)}`)}`);
+}
+
+export async function createIndexes(client: pg.Client, s: string, table: string, columns: readonly string[]): Promise<void> {
+  await client.query(pkDdl(s, table));
+  for (const c of columns) await client.query(indexDdl(s, table, c));
 }
