@@ -80,6 +80,32 @@ describe("sync's outputs", () => {
     expect(manifest).toMatchObject({ format: "parquet", runs: [3] });
   });
 
+  it("the nightly claims export recipe: sync --resources groups,claims --out DIR, night after night, each folder the night's claim changes", async () => {
+    const cwd = mkdtempSync(join(dir, "c-"));
+    const env = { BENEFITS_BASE_URL: sb.baseUrl, BENEFITS_API_KEY: sb.keys.full, BENEFITS_DB: join(cwd, "snap.db"), BENEFITS_PII_KEY: "recipe-test-pii-key-0123456789" };
+    const nights: number[] = [];
+    for (let night = 0; night < 3; night++) {
+      if (night > 0) await sb.advance();
+      const r = await runCli(["sync", "--resources", "groups,claims", ...window, "--out", "claims-deltas", "--json", "--quiet"], { env, cwd });
+      expect(r.code, r.stderr).toBe(ExitCode.OK);
+      nights.push((lastJson(r.stdout) as { runId: number }).runId);
+    }
+    const db = new BetterSqlite3(env.BENEFITS_DB, { readonly: true });
+    try {
+      for (const run of nights) {
+        const folder = join(cwd, "claims-deltas", String(run));
+        const manifest = JSON.parse(readFileSync(join(folder, "manifest.json"), "utf8")) as { runs: number[]; files: { file: string; rows: number }[] };
+        expect(manifest.runs).toEqual([run]);
+        const claims = db.prepare("SELECT COUNT(*) FROM changes WHERE run_id = ? AND resource = 'claims'").pluck().get(run) as number;
+        expect(manifest.files.find((f) => f.file === "claims.csv")?.rows).toBe(claims);
+        expect(manifest.files.find((f) => f.file === "members.csv")?.rows).toBe(0); // not walked: header only
+      }
+      expect(db.prepare("SELECT COUNT(*) FROM changes WHERE run_id = ? AND resource = 'claims'").pluck().get(nights[0]) as number).toBeGreaterThan(100);
+    } finally {
+      db.close();
+    }
+  });
+
   it("bad sink settings are a usage error that changes nothing: an unset urlEnv, a misspelt key, --format without --out", async () => {
     const cwd = mkdtempSync(join(dir, "b-"));
     const env = { BENEFITS_BASE_URL: sb.baseUrl, BENEFITS_API_KEY: sb.keys.full, BENEFITS_DB: join(cwd, "snap.db") };
