@@ -13,10 +13,11 @@ export async function crashAfterWrite(dbPath: string, outDir: string, forRun: nu
     const { openDatabase } = await import(${JSON.stringify(join(DIST, "store", "database.js"))});
     const { deliver } = await import(${JSON.stringify(join(DIST, "sinks", "ledger.js"))});
     const { csvOutput } = await import(${JSON.stringify(join(DIST, "sinks", "csv", "deliver-csv.js"))});
-    const { writeCsvFolder } = await import(${JSON.stringify(join(DIST, "sinks", "csv", "csv-folder.js"))});
+    const { csvFormat } = await import(${JSON.stringify(join(DIST, "sinks", "csv", "csv-format.js"))});
+    const { writeFolder } = await import(${JSON.stringify(join(DIST, "sinks", "files", "folder-sink.js"))});
     const db = openDatabase(${JSON.stringify(dbPath)});
     await deliver(db, csvOutput(${JSON.stringify(outDir)}), ${forRun}, (runs) => {
-      if (${JSON.stringify(when)} === "after-rename") writeCsvFolder(db, ${JSON.stringify(outDir)}, ${forRun}, runs);
+      if (${JSON.stringify(when)} === "after-rename") writeFolder(db, ${JSON.stringify(outDir)}, csvFormat, { folderRun: ${forRun}, runs });
       process.kill(process.pid, "SIGKILL");
       return new Promise(() => {});
     });
