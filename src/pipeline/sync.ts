@@ -267,8 +267,10 @@ class Walk {
     try {
       const known = await this.knownPages(scope, keep);
       for await (const page of this.pagesOf(scope, state.cursor, known, keep)) {
-        if (this.signal.aborted) throw this.signal.reason;
+        // A page read is handed on even when the run is stopping: applied if the store is well,
+        // or noted as read and not kept if the store has failed (see `unkeptClaims`).
         applied.push((await this.apply(scope, page)).applied);
+        if (this.signal.aborted) throw this.signal.reason;
         onItems?.(itemsOf(page));
         pages++;
         records += (page.raw ?? page.items ?? []).length;

@@ -176,23 +176,29 @@ function verdict(n: number, scopeSize: number, policy: DeletePolicy, emptied: { 
 
 /** Current records of a resource that this run's walk did not see. */
 function candidates(db: Database, resource: WalkedResource): Candidate[] {
-  const extra = resource === "claims" ? ", json_extract(v.data, '$.serviceDateFrom') AS serviceDate, json_extract(v.data, '$.memberId') AS memberId" : "";
+  const extra =
+    resource === "claims"
+      ? `, json_extract(v.data, '$.serviceDateFrom') AS serviceDate, json_extract(v.data, '$.memberId') AS memberId,
+         EXISTS (SELECT 1 FROM _suspects s WHERE s.resource = 'claims' AND s.id = v.id) AS suspect`
+      : "";
   const rows = db
     .prepare(
       `SELECT v.id, v.part${extra} FROM _${resource}_v v
        WHERE v.valid_to_run IS NULL AND v.id NOT IN (${seenIdsSql(resource)})`,
     )
-    .all(resource) as { id: string; part: string | null; serviceDate?: string | null; memberId?: string | null }[];
-  if (resource !== "members") return rows;
+    .all(resource) as { id: string; part: string | null; serviceDate?: string | null; memberId?: string | null; suspect?: number }[];
+  if (resource === "claims") return rows.map(({ suspect, ...r }) => ({ ...r, suspect: suspect === 1 }));
+  if (resource !== "members") return rows as Candidate[];
   const groupsOf = db.prepare(
     "SELECT DISTINCT json_extract(data, '$.groupId') FROM _coverages_v WHERE part = ? AND valid_to_run IS NULL",
   ).pluck();
-  return rows.map((r) => ({ ...r, groups: (groupsOf.all(r.id) as (string | null)[]).filter((g): g is string => g !== null) }));
+  return (rows as Candidate[]).map((r) => ({ ...r, groups: (groupsOf.all(r.id) as (string | null)[]).filter((g): g is string => g !== null) }));
 }
 
 /**
- * Claims the walk would prove gone by their stored service date alone: before they are deleted,
- * the sync looks them up by member (a claim whose date moved out of the window is still there).
+ * Claims the walk would prove gone by their stored service date alone, and the suspects (see
+ * `_suspects`) it did not read: before they are deleted, the sync looks them up by member (a claim
+ * whose date moved out of the window is still there).
  */
 export function claimsToVerify(db: Database, run: ActiveRun, checkpoints: Checkpoints, seen: SeenIds): { memberId: string | null; ids: string[] }[] {
   const scopes = [...run.scopes.values()].filter((s) => s.resource === "claims");
@@ -205,7 +211,7 @@ export function claimsToVerify(db: Database, run: ActiveRun, checkpoints: Checkp
   if (!quarantined && seen.count("claims") >= current) return [];
   const byMember = new Map<string | null, string[]>();
   for (const c of candidates(db, "claims")) {
-    if (!windowMissed(c, complete, scopes)) continue;
+    if (!windowMissed(c, complete, scopes) && !c.suspect) continue;
     const m = c.memberId ?? null;
     byMember.set(m, [...(byMember.get(m) ?? []), c.id]);
   }

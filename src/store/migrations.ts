@@ -172,6 +172,11 @@ export const migrations: readonly ((db: Database) => void)[] = [
   (db) => {
     db.exec("INSERT OR IGNORE INTO _meta (key, value) VALUES ('snapshot_id', lower(hex(randomblob(16))))");
   },
+  // 5: records a failed run read but did not keep, to be looked up by the next runs (see
+  // `unkeptClaims`): a claim read back inside the window and then deleted would otherwise stay.
+  (db) => {
+    db.exec("CREATE TABLE _suspects (resource TEXT NOT NULL, id TEXT NOT NULL, run_id INTEGER NOT NULL, PRIMARY KEY (resource, id)) WITHOUT ROWID");
+  },
 ];
 
 /** Bring the database to the latest schema. Refuses a database newer than this code. */

@@ -101,6 +101,8 @@ export class RunLifecycle {
       scopes: new Map(),
       rewalked: new Set(),
       quarantinedByScope: new Map(),
+      claimsInGroup: [],
+      unkeptClaims: new Set(),
       fresh,
       empty,
       vidsBefore: new Map(StoredResources.map((r) => [r, (db.prepare(`SELECT MAX(vid) FROM _${r}_v`).pluck().get() as number | null) ?? 0])),
@@ -145,6 +147,7 @@ export class RunLifecycle {
         db.prepare(`DELETE FROM _absence WHERE resource = ? AND id IN (${seenIdsSql(r)})`).run(r, r);
       }
     }
+    this.settleSuspects();
     this.d.seen.clear();
     this.d.pages.keepFrom(this.chainStart(run));
     ensureIndexes(db);
@@ -179,6 +182,19 @@ export class RunLifecycle {
     }
   }
 
+  /**
+   * Suspects a run that succeeded settled: read again (seen), or proven gone by their member's
+   * claims. The others (their member was not looked up) wait for a later run.
+   */
+  private settleSuspects(): void {
+    const { db } = this.d;
+    if (!db.prepare("SELECT 1 FROM _suspects LIMIT 1").get()) return;
+    db.prepare(
+      `DELETE FROM _suspects WHERE resource = 'claims'
+       AND (id IN (${seenIdsSql("claims")}) OR id NOT IN (SELECT id FROM _claims_v WHERE valid_to_run IS NULL))`,
+    ).run("claims");
+  }
+
   private rollbackDryRun(run: ActiveRun, status: "succeeded" | "failed", failure?: RunFailure): RunOutcome {
     this.d.groups.rollback();
     return { runId: run.runId, status, counts: countsObject(run), resumedFrom: undefined, dryRun: true, ...(failure ? { failure } : {}) };
@@ -189,7 +205,12 @@ export class RunLifecycle {
     // Whatever the failure quotes, no SSN or key reaches the run log.
     const clean = { code: failure.code, message: redact(failure.message) };
     if (run.dryRun) return this.rollbackDryRun(run, "failed", clean);
+    const suspect = db.prepare("INSERT OR IGNORE INTO _suspects (resource, id, run_id) VALUES ('claims', ?, ?)");
+    for (const id of run.unkeptClaims) suspect.run(id, run.runId);
     if (revert) {
+      // What the run wrote is undone: a claim it read back into the window is as unkept as one
+      // on a failed page.
+      db.prepare("INSERT OR IGNORE INTO _suspects (resource, id, run_id) SELECT 'claims', id, ? FROM _claims_v WHERE valid_from_run = ?").run(run.runId, run.runId);
       for (const r of StoredResources) {
         db.prepare(`DELETE FROM _${r}_v WHERE valid_from_run = ?`).run(run.runId);
         db.prepare(`UPDATE _${r}_v SET valid_to_run = NULL, ended_by = NULL WHERE valid_to_run = ?`).run(run.runId);

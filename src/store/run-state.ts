@@ -79,6 +79,15 @@ export interface ActiveRun {
    * one, nor mark its scope complete). The run can only end failed.
    */
   failed?: { readonly code: string; readonly message: string };
+  /** Claims on the pages of the open group: what a rollback would lose. */
+  claimsInGroup: string[];
+  /**
+   * Claims the run read but did not keep (their page failed, was rolled back with its group, or
+   * came after the failure). A claim may have come back into the window on such a page: its
+   * stored date, outside the window, would keep every later walk from missing it, so a failed
+   * run leaves these to be looked up (see `_suspects`).
+   */
+  readonly unkeptClaims: Set<string>;
 }
 
 export interface RunFailure {

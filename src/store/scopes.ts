@@ -37,6 +37,8 @@ export interface Candidate {
   /** For claims: the service date the window filters on, and the member (to look the claim up by). */
   readonly serviceDate?: string | null;
   readonly memberId?: string | null;
+  /** For claims: a failed run read it and did not keep what it read (see `_suspects`). */
+  readonly suspect?: boolean;
   /** For members: the group numbers of its current coverages. */
   readonly groups?: readonly string[];
 }
@@ -47,8 +49,9 @@ export interface Candidate {
  * no longer listed at all (a member without coverages: every member scope was complete). Claims: a complete walk of its group over a
  * window that contains its stored service date did not list it, *and* a complete walk of its
  * member's claims (no date filter) did not either: the date may have moved out of the window, and
- * what the window's filter selects is the service's date, not the stored one. A claim with no
- * member is never proven gone.
+ * what the window's filter selects is the service's date, not the stored one. A suspect (a claim
+ * a failed run read and lost) needs only the second: its date may have come back into the window
+ * on the page that was lost. A claim with no member is never proven gone.
  */
 export function provenAbsent(c: Candidate, complete: readonly Scope[], all: readonly Scope[]): boolean {
   if (complete.length === 0) return false;
@@ -62,7 +65,7 @@ export function provenAbsent(c: Candidate, complete: readonly Scope[], all: read
     if (!c.groups || c.groups.length === 0) return complete.length === all.length;
     return c.groups.every((g) => walked.has(g) || !planned.has(g));
   }
-  return windowMissed(c, complete, all) && c.memberId != null && complete.some((s) => s.filters.memberId === c.memberId);
+  return (windowMissed(c, complete, all) || c.suspect === true) && c.memberId != null && complete.some((s) => s.filters.memberId === c.memberId);
 }
 
 /**

@@ -131,7 +131,7 @@ export class SnapshotStore {
    * end failed, and the next run resumes from the last commit.
    */
   applyPrepared(scope: Scope, page: PreparedPage, next: string | undefined, end: boolean, pageFp?: { startAfter: string | undefined; fp: number }): void {
-    this.guarded((run) => this.applier.apply(run, scope, page, next, end, pageFp));
+    this.guarded((run) => this.applier.apply(run, scope, page, next, end, pageFp), scope.resource === "claims" ? page.records : undefined);
   }
 
   /** Apply a page the walk recognised by its bytes: only the walk's bookkeeping happens. */
@@ -182,9 +182,14 @@ export class SnapshotStore {
     }
   }
 
-  private guarded(apply: (run: ActiveRun) => void): void {
+  /** Apply a page inside the open group; `claims`, a claims page's records (see `unkeptClaims`). */
+  private guarded(apply: (run: ActiveRun) => void, claims?: readonly { readonly id: string }[]): void {
     const run = this.active();
-    if (run.failed) throw new Error(`run ${run.runId} applies nothing more: ${run.failed.message}`);
+    if (run.failed) {
+      if (!run.dryRun) for (const c of claims ?? []) run.unkeptClaims.add(c.id);
+      throw new Error(`run ${run.runId} applies nothing more: ${run.failed.message}`);
+    }
+    if (claims && !run.dryRun) for (const c of claims) run.claimsInGroup.push(c.id);
     try {
       this.groups.ensure(run);
       apply(run);

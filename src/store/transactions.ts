@@ -51,6 +51,7 @@ export class PageGroups {
     this.beforeCommit(run);
     this.db.exec("COMMIT");
     this.saved = undefined;
+    run.claimsInGroup = [];
   }
 
   /**
@@ -71,6 +72,8 @@ export class PageGroups {
       run.quarantinedByScope = this.saved.quarantined;
       this.saved = undefined;
     }
+    for (const id of run.claimsInGroup) run.unkeptClaims.add(id);
+    run.claimsInGroup = [];
     run.failed ??= failure;
   }
 

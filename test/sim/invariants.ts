@@ -73,9 +73,11 @@ export function checkFinalState(db: Database, model: ServiceModel, piiKey: Buffe
   // snapshot as it is now; a stored claim the window does not hold is one whose service date
   // moved out of it (or that was deleted out there, where no walk looks): kept as last seen. It
   // is wrong when the stored version is inside the window (the window's walk and the lookup by
-  // member settle such a claim), or when a run that began after the stored version was observed
-  // found the claim inside the window (its walk could read it). A claim that came back into the
-  // window and went between two runs was never there for any run to read.
+  // member settle such a claim), or when a run after the one that stored it was served the claim
+  // (inside the window, or by its member): that run kept it, or, failing, left it to be looked
+  // up. A claim that came back into the window and went between two runs was never there for any
+  // run to read; nor was one read only by a process that then died (what it had not committed
+  // died with it, and nothing in the service tells that the claim was ever back).
   const claimsIn = new Map<string, unknown>();
   for (const c of model.claims.values()) if (inWindow(c.serviceDateFrom)) claimsIn.set(c.id, norm(c));
   for (const [id, want] of claimsIn) {
@@ -93,7 +95,7 @@ export function checkFinalState(db: Database, model: ServiceModel, piiKey: Buffe
       | { serviceDateFrom: string | null; valid_from_run: number }
       | undefined;
     const storedBy = runs.find((r) => r.runId === stored?.valid_from_run)?.index ?? -1;
-    const seenInside = (model.claimAtRunStarts.get(id) ?? []).some((s) => s.run > storedBy && inWindow(s.date));
+    const seenInside = runs.some((r) => r.index > storedBy && !r.crashed && r.served.has(`claims:${id}`));
     if (inWindow(stored?.serviceDateFrom) || seenInside) out.push(`claims ${id}: in the snapshot, but the service ${model.claims.has(id) ? "has it elsewhere" : "deleted it"} while it was inside the window`);
   }
   return out.length ? [{ kind: "final-state", message: summarise(`the snapshot differs from the model in ${out.length} record(s)`, out) }] : [];

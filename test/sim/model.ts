@@ -157,12 +157,6 @@ export class ServiceModel {
   };
   /** The last version of every claim there ever was (deleted ones too). */
   readonly lastClaim = new Map<string, Claim>();
-  /**
-   * Per claim, each run (by index) that began while it existed, and its service date then: what a
-   * walk could surely have read. A claim that moves back into the window and is deleted between
-   * two runs was never inside it for any run to see.
-   */
-  readonly claimAtRunStarts = new Map<string, { run: number; date: string }[]>();
   /** Presence intervals `[from, to)` in ticks, per `resource:id`. */
   private readonly presence = new Map<string, [number, number | null][]>();
   /** Every SSN ever generated, as generated (dashed, or undashed for a few). */
@@ -385,15 +379,6 @@ export class ServiceModel {
     this.deletedMembers.set(m.id, structuredClone(m));
     this.died("members", m.id);
     for (const c of m.coverages) this.died("coverages", c.id);
-  }
-
-  /** Run `index` begins: note every claim's date now (see `claimAtRunStarts`). */
-  runBegins(index: number): void {
-    for (const c of this.claims.values()) {
-      const starts = this.claimAtRunStarts.get(c.id) ?? [];
-      starts.push({ run: index, date: c.serviceDateFrom });
-      this.claimAtRunStarts.set(c.id, starts);
-    }
   }
 
   private touchClaim(c: Claim): void {

@@ -79,7 +79,6 @@ export async function runSchedule(s: Schedule, server: SimServer): Promise<Sched
   const doRun = async (spec: RunSpec, cursorBug: boolean, opts: { final: boolean; allowDeletes: boolean }): Promise<RunRecord> => {
     const index = runs.length;
     const startTick = model.tick;
-    model.runBegins(index);
     server.beginRun({ level: spec.level, midWalk: spec.midWalk, cursorBug }, Rng.derive(s.seed, 1000 + index));
     const port = world.beginRun(spec.store);
     const hang = new AbortController();
