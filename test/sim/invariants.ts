@@ -74,8 +74,9 @@ export function checkFinalState(db: Database, model: ServiceModel, piiKey: Buffe
   // moved out of it (or that was deleted out there, where no walk looks): kept as last seen. It
   // is wrong when the stored version is inside the window (the window's walk and the lookup by
   // member settle such a claim), or when a run after the one that stored it was served the claim
-  // (inside the window, or by its member): that run kept it, or, failing, left it to be looked
-  // up. A claim that came back into the window and went between two runs was never there for any
+  // with a date inside the window: that run kept it, or, failing, left it to be looked up. (Served
+  // with a date outside, it is kept as last seen: a lookup by member applies only the claims it
+  // asks about.) A claim that came back into the window and went between two runs was never there for any
   // run to read; nor was one read only by a process that then died (what it had not committed
   // died with it, and nothing in the service tells that the claim was ever back).
   const claimsIn = new Map<string, unknown>();
@@ -91,11 +92,14 @@ export function checkFinalState(db: Database, model: ServiceModel, piiKey: Buffe
       out.push(`claims ${id}: in the snapshot, never on the service`);
       continue;
     }
+    // Kept as the service has it now (outside the window): right.
+    const now = model.claims.get(id);
+    if (now !== undefined && JSON.stringify(snap.claims.get(id)) === JSON.stringify(norm(now))) continue;
     const stored = db.prepare("SELECT serviceDateFrom, valid_from_run FROM claims_history WHERE id = ? AND valid_to_run IS NULL").get(id) as
       | { serviceDateFrom: string | null; valid_from_run: number }
       | undefined;
     const storedBy = runs.find((r) => r.runId === stored?.valid_from_run)?.index ?? -1;
-    const seenInside = runs.some((r) => r.index > storedBy && !r.crashed && r.served.has(`claims:${id}`));
+    const seenInside = runs.some((r) => r.index > storedBy && !r.crashed && r.served.has(`claims@window:${id}`));
     if (inWindow(stored?.serviceDateFrom) || seenInside) out.push(`claims ${id}: in the snapshot, but the service ${model.claims.has(id) ? "has it elsewhere" : "deleted it"} while it was inside the window`);
   }
   return out.length ? [{ kind: "final-state", message: summarise(`the snapshot differs from the model in ${out.length} record(s)`, out) }] : [];

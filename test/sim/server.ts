@@ -11,7 +11,7 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import type { ListResource, Op, ServiceModel } from "./model.js";
+import { WINDOW, type ListResource, type Op, type ServiceModel } from "./model.js";
 import type { Rng } from "./rng.js";
 
 export type HasMoreStyle = "flag" | "empty" | "mixed";
@@ -240,6 +240,9 @@ export class SimServer {
     });
     for (const x of run.deaf ? [] : page) {
       run.stats.served.add(`${resource}:${x.id}`);
+      // A claim served with its date inside the window (see the claims rule in invariants.ts).
+      const date = resource === "claims" ? (x.item as { serviceDateFrom?: string }).serviceDateFrom : undefined;
+      if (date !== undefined && date >= WINDOW.from && date <= WINDOW.to) run.stats.served.add(`claims@window:${x.id}`);
       const children = resource === "groups" ? (x.item as { plans: { id: string }[] }).plans : resource === "members" ? (x.item as { coverages: { id: string }[] }).coverages : [];
       for (const ch of children) run.stats.served.add(`${resource === "groups" ? "plans" : "coverages"}:${ch.id}`);
     }
