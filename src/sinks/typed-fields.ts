@@ -66,9 +66,22 @@ export function asText(v: unknown): string | null {
 
 const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
 
+/** Dates already read: a delivery holds few distinct dates, each on many rows. */
+const epochDays = new Map<string, number | null>();
+
 /** Days since 1970-01-01 of a real calendar date `YYYY-MM-DD`; null for anything else. */
 export function asEpochDay(v: unknown): number | null {
   if (typeof v !== "string") return null;
+  let day = epochDays.get(v);
+  if (day === undefined) {
+    if (epochDays.size >= 100_000) epochDays.clear();
+    day = readEpochDay(v);
+    epochDays.set(v, day);
+  }
+  return day;
+}
+
+function readEpochDay(v: string): number | null {
   const m = DATE.exec(v);
   if (!m) return null;
   const [y, mo, d] = [Number(m[1]), Number(m[2]), Number(m[3])];
@@ -98,5 +111,9 @@ export function asCents(v: unknown): bigint | null {
   return m[1] === "-" ? -cents : cents;
 }
 
-/** The amount as decimal text a DECIMAL column takes (`"1234.50"` stays as sent), or null. */
-export const asDecimal = (v: unknown): string | null => (asCents(v) === null ? null : (v as string));
+/** The amount as decimal text a DECIMAL column takes (`"1234.50"` stays as sent), or null: what {@link asCents} reads, without its arithmetic. */
+export function asDecimal(v: unknown): string | null {
+  if (typeof v !== "string") return null;
+  const m = DECIMAL.exec(v);
+  return m && m[2]!.replace(/^0+(?=\d)/, "").length <= DECIMAL_PRECISION - DECIMAL_SCALE ? v : null;
+}

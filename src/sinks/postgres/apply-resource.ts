@@ -109,7 +109,7 @@ async function copyDeltas(client: pg.Client, target: string, r: StoredResource, 
       if (!withOrd && d.op === "delete") continue;
       let line = `${withOrd ? `${OP_ORDER[d.op]}\t` : ""}${d.runId}\t${d.op}\t${copyField(d.id)}\t${copyJson(d.changedFields)}`;
       for (let i = 0; i < fields.length; i++) line += `\t${copyField(convert[i]!(d.typed ? d.typed[i] : valueAt(d.data, fields[i]!.path)))}`;
-      line += `\t${d.text !== undefined ? copyJsonText(d.text, d.data) : copyJson(d.data)}\n`;
+      line += `\t${d.text !== undefined ? copyJsonText(d.text, () => d.data) : copyJson(d.data)}\n`;
       buf.push(line);
       size += line.length;
       if (size >= 1 << 16) {

@@ -20,9 +20,13 @@ export function copyJson(v: unknown): string {
   return copyField(s.includes("\\u0000") ? JSON.stringify(withoutNul(v)) : s);
 }
 
-/** JSON text for a jsonb field from text already serialized (`value` is what it says, used when the text holds a NUL). */
-export function copyJsonText(text: string, value: unknown): string {
-  return text.includes("\\u0000") ? copyJson(value) : copyField(text);
+/**
+ * JSON text for a jsonb field from text already serialized. `value` gives what it says, asked for
+ * only when the text holds a NUL (rare): parsing every record's text again costs more than the
+ * rest of the row.
+ */
+export function copyJsonText(text: string, value: () => unknown): string {
+  return text.includes("\\u0000") ? copyJson(value()) : copyField(text);
 }
 
 function withoutNul(v: unknown): unknown {

@@ -6,7 +6,7 @@ import { Design } from "../../../schemas/design.js";
 import { Group, Plan } from "../../../schemas/group.js";
 import { Coverage, Member } from "../../../schemas/member.js";
 import { copyField, copyJson } from "../../../src/sinks/postgres/copy-text.js";
-import { asCents, asDate, asEpochDay, typedFields } from "../../../src/sinks/typed-fields.js";
+import { asCents, asDate, asDecimal, asEpochDay, typedFields } from "../../../src/sinks/typed-fields.js";
 import { StoredResources, type StoredResource } from "../../../src/store/resources.js";
 
 const SCHEMAS: Record<StoredResource, z.ZodType> = { designs: Design, groups: Group, plans: Plan, members: Member, coverages: Coverage, claims: MedicalClaim };
@@ -54,9 +54,15 @@ describe("the warehouse types of the documented fields", () => {
     expect(asCents("0012.30")).toBe(1230n);
     expect(asCents("9999999999999999.99")).toBe(999999999999999999n);
     for (const bad of ["12.345", "1,234.50", "", "1e3", "--1", "10000000000000000.00", 12.5, null]) expect(asCents(bad), String(bad)).toBeNull();
+    // The text a DECIMAL column takes is exactly what has an amount in cents.
+    for (const v of ["0.29", "-1234.5", "0012.30", "9999999999999999.99", "00000000000000000001.00", "12.345", "1,234.50", "", "1e3", "--1", "10000000000000000.00", 12.5, null]) {
+      expect(asDecimal(v), String(v)).toBe(asCents(v) === null ? null : v);
+    }
     expect(asEpochDay("1970-01-02")).toBe(1);
     expect(asDate("2024-02-29")).toBe("2024-02-29");
-    for (const bad of ["2026-02-29", "2026-13-01", "2026-1-01", "0000-01-01", 20260101]) expect(asDate(bad), String(bad)).toBeNull();
+    // Twice each: the second answer comes from what the first read.
+    for (const bad of ["2026-02-29", "2026-13-01", "2026-1-01", "0000-01-01", 20260101, "2026-02-29"]) expect(asDate(bad), String(bad)).toBeNull();
+    expect(asEpochDay("1970-01-02")).toBe(1);
   });
 
   it("COPY text escapes backslash, tab, newline and CR, and keeps NUL out", () => {
