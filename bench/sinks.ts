@@ -113,7 +113,7 @@ export async function sinksSection(dir: string, o: SinksOptions, startSandbox: S
     }
     const pgRatio = median(copies) / median(loads);
     report(
-      `Postgres load of ${loaded} claim deltas (current, history, ledger; one transaction) vs psql \\copy of the same rows into the same table, indexed after`,
+      `Postgres load of ${loaded} claim deltas (current and closed versions, ledger; one transaction) vs psql \\copy of the same rows into the same table, indexed after`,
       `${pgRatio.toFixed(3)} of its speed (${secs(median(loads))} vs ${secs(median(copies))})`,
       ">= 0.7",
       pgRatio >= 0.7,

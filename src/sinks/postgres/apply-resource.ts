@@ -1,12 +1,15 @@
 /**
  * One resource's part of a warehouse load, inside the load's transaction: the changes of `runs`
- * go in by COPY and are applied set-wise.
+ * go in by COPY and are applied set-wise. A version lives in one place: the current table while
+ * it is current, `<r>_closed` once it ended (`<r>_history` is the view of both).
  *
- * - The general path: COPY into a temporary staging table; close the open history version of every
- *   changed id at its first change in the load; add a version per insert or update, open until the
- *   id's next change in the load; replace the changed ids' current rows with their last change.
- * - A first load (both tables empty, one run): no staging and no sort, since each id changes once:
- *   COPY straight into the history table, then the current rows are its rows.
+ * - The general path: COPY into a temporary staging table; move the current version of every
+ *   changed id to the closed table, ended at the id's first change in the load; add the load's
+ *   versions that a later change in the load ends to the closed table; put each id's last change
+ *   (unless a delete) in the current table.
+ * - A first load (an empty current table, one run): no staging and no sort, since each id changes
+ *   once: COPY straight into the current table. Each record is written once, as a plain copy
+ *   would write it.
  *
  * An empty table takes its rows without its indexes (primary key included), built once the rows
  * are in: maintained row by row, random keys cost several times the load itself.
@@ -37,21 +40,16 @@ export async function applyResource(
   const names = warehouseColumns(r).map((c) => c.name);
   const list = names.join(", ");
   const cur = `${s}.${q(r)}`;
-  const hist = `${s}.${q(`${r}_history`)}`;
+  const closed = `${s}.${q(`${r}_closed`)}`;
   const isEmpty = async (t: string) => !(await client.query(`SELECT EXISTS (SELECT 1 FROM ${t}) AS any`)).rows[0]?.any;
-  const histEmpty = await isEmpty(hist);
   const curEmpty = await isEmpty(cur);
-  // One run: each id changes at most once, so no version has a successor in this load and an
-  // id's last change is its only one.
+  // One run: each id changes at most once, so no version of the load has a successor in it, and
+  // an id's last change is its only one.
   const oneRun = runs.length === 1;
-  if (oneRun && histEmpty && curEmpty) {
-    await dropIndexes(client, s, `${r}_history`, []);
-    // Nothing is there to delete: a delete's record has no version here to close.
-    const count = await copyDeltas(client, `${hist} (valid_from_run, op, id, changed_fields, ${list}, data)`, r, deltas(runs, { typed: true }), perRun, false);
-    await createIndexes(client, s, `${r}_history`, []);
-    if (count === 0) return 0;
+  if (oneRun && curEmpty) {
     await dropIndexes(client, s, r, IndexedColumns[r]);
-    await client.query(`INSERT INTO ${cur} (id, ${list}, data, valid_from_run) SELECT id, ${list}, data, valid_from_run FROM ${hist}`);
+    // Nothing is current: a delete has no version here to end, and is only counted.
+    const count = await copyDeltas(client, `${cur} (valid_from_run, op, id, changed_fields, ${list}, data)`, r, deltas(runs, { typed: true }), perRun, false);
     await createIndexes(client, s, r, IndexedColumns[r]);
     return count;
   }
@@ -62,29 +60,30 @@ export async function applyResource(
   );
   const count = await copyDeltas(client, `${stage} (ord, run_id, op, id, changed_fields, ${list}, data)`, r, deltas(runs, { typed: true }), perRun, true);
   if (count === 0) return 0;
-  if (histEmpty) await dropIndexes(client, s, `${r}_history`, []);
-  else {
+  const closedEmpty = await isEmpty(closed);
+  if (closedEmpty) await dropIndexes(client, s, `${r}_closed`, []);
+  if (!curEmpty) {
+    // The current version of each changed id ends at the id's first change in this load.
     await client.query(
-      `UPDATE ${hist} h SET valid_to_run = f.run_id FROM (SELECT DISTINCT ON (id) id, run_id FROM ${stage} ORDER BY id, run_id, ord) f ` +
-        `WHERE h.id = f.id AND h.valid_to_run IS NULL`,
+      `INSERT INTO ${closed} (id, valid_from_run, valid_to_run, op, changed_fields, ${list}, data) ` +
+        `SELECT c.id, c.valid_from_run, f.run_id, c.op, c.changed_fields, ${names.map((n) => `c.${n}`).join(", ")}, c.data FROM ${cur} c ` +
+        `JOIN (SELECT DISTINCT ON (id) id, run_id FROM ${stage} ORDER BY id, run_id, ord) f ON f.id = c.id`,
+    );
+    await client.query(`DELETE FROM ${cur} c USING (SELECT DISTINCT id FROM ${stage}) d WHERE c.id = d.id`);
+  }
+  if (!oneRun) {
+    // Versions of this load that a later change in it ends.
+    await client.query(
+      `INSERT INTO ${closed} (id, valid_from_run, valid_to_run, op, changed_fields, ${list}, data) ` +
+        `SELECT id, run_id, next_run, op, changed_fields, ${list}, data FROM ` +
+        `(SELECT *, lead(run_id) OVER (PARTITION BY id ORDER BY run_id, ord) AS next_run FROM ${stage}) x WHERE op <> 'delete' AND next_run IS NOT NULL`,
     );
   }
-  await client.query(
-    oneRun
-      ? `INSERT INTO ${hist} (id, valid_from_run, valid_to_run, op, changed_fields, ${list}, data) ` +
-          `SELECT id, run_id, NULL, op, changed_fields, ${list}, data FROM ${stage} WHERE op <> 'delete'`
-      : `INSERT INTO ${hist} (id, valid_from_run, valid_to_run, op, changed_fields, ${list}, data) ` +
-          `SELECT id, run_id, next_run, op, changed_fields, ${list}, data FROM ` +
-          `(SELECT *, lead(run_id) OVER (PARTITION BY id ORDER BY run_id, ord) AS next_run FROM ${stage}) x WHERE op <> 'delete'`,
-  );
-  if (histEmpty) await createIndexes(client, s, `${r}_history`, []);
+  if (closedEmpty) await createIndexes(client, s, `${r}_closed`, []);
   if (curEmpty) await dropIndexes(client, s, r, IndexedColumns[r]);
-  else await client.query(`DELETE FROM ${cur} c USING (SELECT DISTINCT id FROM ${stage}) d WHERE c.id = d.id`);
   await client.query(
-    oneRun
-      ? `INSERT INTO ${cur} (id, ${list}, data, valid_from_run) SELECT id, ${list}, data, run_id FROM ${stage} WHERE op <> 'delete'`
-      : `INSERT INTO ${cur} (id, ${list}, data, valid_from_run) SELECT id, ${list}, data, run_id FROM ` +
-          `(SELECT DISTINCT ON (id) * FROM ${stage} ORDER BY id, run_id DESC, ord DESC) l WHERE op <> 'delete'`,
+    `INSERT INTO ${cur} (id, ${list}, data, valid_from_run, op, changed_fields) SELECT id, ${list}, data, run_id, op, changed_fields FROM ` +
+      (oneRun ? `${stage} WHERE op <> 'delete'` : `(SELECT DISTINCT ON (id) * FROM ${stage} ORDER BY id, run_id DESC, ord DESC) l WHERE op <> 'delete'`),
   );
   if (curEmpty) await createIndexes(client, s, r, IndexedColumns[r]);
   await client.query(`DROP TABLE ${stage}`);
@@ -94,7 +93,7 @@ export async function applyResource(
 /**
  * COPY the changes into `target` (its column list given), a row per change: with `withOrd`,
  * `ord, run_id, op, ...` and every change (the staging table); without, `run_id, op, ...` and the
- * deletes left out (the history table of a first load). Returns the changes read.
+ * deletes left out (the current table of a first load). Returns the changes read.
  */
 async function copyDeltas(client: pg.Client, target: string, r: StoredResource, deltas: Iterable<Delta>, perRun: Map<number, number>, withOrd: boolean): Promise<number> {
   const fields = typedFields(r);

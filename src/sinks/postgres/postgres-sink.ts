@@ -6,9 +6,9 @@
  * 2. the runs to load: every finished snapshot run up to the delivery's that the warehouse's own
  *    ledger (`_loads`) lacks, ascending. A run already there is never applied again, so loading
  *    the same run twice changes nothing; a gap (a warehouse restored from an old backup) is filled;
- * 3. per resource, COPY the runs' changes into a temporary staging table and apply them set-wise:
- *    close the open history version of every changed id at its first change, add a version per
- *    insert or update (open until the id's next change), then replace the current rows;
+ * 3. per resource, COPY the runs' changes and apply them set-wise (see apply-resource.ts): the
+ *    current version of every changed id moves to `<r>_closed`, ended at its first change, and
+ *    its last change becomes current; a first load copies straight into the current table;
  * 4. record the runs in `_loads` and COMMIT. A process killed anywhere before the commit leaves
  *    the warehouse as it was (PostgreSQL rolls the transaction back): at the previous load.
  */
@@ -17,7 +17,7 @@ import type { StoredResource } from "../../store/resources.js";
 import type { DeliveryPlan, Sink, SinkSession } from "../sink.js";
 import { connectWarehouse, parseWarehouseUrl, type WarehouseTarget } from "./connection.js";
 import { applyResource } from "./apply-resource.js";
-import { q, schemaDdl } from "./warehouse-schema.js";
+import { WAREHOUSE_LAYOUT, checkLayout, q, schemaDdl } from "./warehouse-schema.js";
 
 /** What a load did. */
 export interface WarehouseLoad {
@@ -65,7 +65,9 @@ async function openLoad(target: WarehouseTarget, plan: DeliveryPlan): Promise<Si
     await client.query("BEGIN");
     open = true;
     await client.query("SELECT pg_advisory_xact_lock(hashtext($1))", [`benefits-sync:${target.schema}`]);
+    await checkLayout(client, target.schema);
     await client.query(schemaDdl(target.schema));
+    await client.query(`INSERT INTO ${s}._meta (key, value) VALUES ('layout', $1) ON CONFLICT (key) DO NOTHING`, [WAREHOUSE_LAYOUT]);
     await checkSnapshot(client, s, target, plan.snapshotId);
     const have = await loadedRuns(client, target.schema);
     const candidates = plan.finishedRuns ?? plan.runs;

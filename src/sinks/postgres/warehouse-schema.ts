@@ -3,11 +3,15 @@
  *
  * - `<resource>`: the current state, one row per live record: `id` (primary key), the documented
  *   scalar fields as typed columns named as in the SQLite views (`"memberId"`, `"paidAmount"`
- *   NUMERIC, `"serviceDateFrom"` DATE), `data` (the whole record, JSONB) and `valid_from_run`.
- * - `<resource>_history`: every version: the same columns with `valid_from_run`, `valid_to_run`
- *   (null while current), `op` and `changed_fields`; primary key `(id, valid_from_run)`.
+ *   NUMERIC, `"serviceDateFrom"` DATE), `data` (the whole record, JSONB), `valid_from_run`, and
+ *   how the version began (`op`, `changed_fields`).
+ * - `<resource>_closed`: the versions that ended (`valid_to_run` set); primary key
+ *   `(id, valid_from_run)`.
+ * - `<resource>_history` (a view): every version, the current ones with `valid_to_run` null. A
+ *   version is written once, where it lives: a first load writes each record once, as a plain
+ *   copy would, and a later one moves only the versions it ends.
  * - `_loads`: the load ledger: one row per snapshot run the warehouse holds, written in the
- *   transaction that applied it. `_meta`: the snapshot it is fed from.
+ *   transaction that applied it. `_meta`: the snapshot it is fed from, and this layout.
  */
 import type pg from "pg";
 import { StoredResources, type StoredResource } from "../../store/resources.js";
@@ -24,6 +28,9 @@ export function warehouseColumns(r: StoredResource): { name: string; type: strin
   return typedFields(r).map((f) => ({ name: q(f.name), type: PG_TYPE[f.type] }));
 }
 
+/** The layout `_meta` records: a warehouse of another layout is refused, with what to do. */
+export const WAREHOUSE_LAYOUT = "2";
+
 export function schemaDdl(schema: string): string {
   const s = q(schema);
   const parts = [
@@ -33,18 +40,41 @@ export function schemaDdl(schema: string): string {
   ];
   for (const r of StoredResources) {
     const cols = warehouseColumns(r).map((c) => `${c.name} ${c.type}`).join(", ");
+    const names = warehouseColumns(r).map((c) => c.name).join(", ");
     parts.push(
-      `CREATE TABLE IF NOT EXISTS ${s}.${q(r)} (id text PRIMARY KEY, ${cols}, data jsonb NOT NULL, valid_from_run bigint NOT NULL)`,
-      `CREATE TABLE IF NOT EXISTS ${s}.${q(`${r}_history`)} (id text NOT NULL, valid_from_run bigint NOT NULL, valid_to_run bigint, op text NOT NULL, changed_fields jsonb, ${cols}, data jsonb NOT NULL, PRIMARY KEY (id, valid_from_run))`,
+      `CREATE TABLE IF NOT EXISTS ${s}.${q(r)} (id text PRIMARY KEY, ${cols}, data jsonb NOT NULL, valid_from_run bigint NOT NULL, op text NOT NULL, changed_fields jsonb)`,
+      `CREATE TABLE IF NOT EXISTS ${s}.${q(`${r}_closed`)} (id text NOT NULL, valid_from_run bigint NOT NULL, valid_to_run bigint NOT NULL, op text NOT NULL, changed_fields jsonb, ${cols}, data jsonb NOT NULL, PRIMARY KEY (id, valid_from_run))`,
+      `CREATE OR REPLACE VIEW ${s}.${q(`${r}_history`)} AS ` +
+        `SELECT id, valid_from_run, NULL::bigint AS valid_to_run, op, changed_fields, ${names}, data FROM ${s}.${q(r)} UNION ALL ` +
+        `SELECT id, valid_from_run, valid_to_run, op, changed_fields, ${names}, data FROM ${s}.${q(`${r}_closed`)}`,
     );
     for (const c of IndexedColumns[r]) parts.push(indexDdl(s, r, c));
   }
   return parts.join(";\n");
 }
 
+/**
+ * Refuse a warehouse laid out by an earlier benefits-sync (history kept in tables), before
+ * anything is created in it: `schemaDdl` would fail on it with a message that says nothing useful.
+ */
+export async function checkLayout(client: pg.Client, schema: string): Promise<void> {
+  const meta = await client.query("SELECT to_regclass($1) IS NOT NULL AS ok", [`${q(schema)}._meta`]);
+  if (!meta.rows[0]?.ok) return;
+  const r = await client.query(`SELECT value FROM ${q(schema)}._meta WHERE key = 'layout'`);
+  const layout = (r.rows[0]?.value as string | undefined) ?? "1";
+  if (layout === WAREHOUSE_LAYOUT) return;
+  throw Object.assign(
+    new Error(
+      `the warehouse schema ${schema} has layout ${layout}, made by another version of benefits-sync (this one writes layout ${WAREHOUSE_LAYOUT}). ` +
+        `Load into a new schema (?schema=NAME in the URL), or drop this one (DROP SCHEMA ${q(schema)} CASCADE): the next load fills it again from the snapshot`,
+    ),
+    { code: "WAREHOUSE_LAYOUT" },
+  );
+}
+
 const indexDdl = (s: string, table: string, column: string) =>
   `CREATE INDEX IF NOT EXISTS ${q(`${table}_${columnName(column)}`)} ON ${s}.${q(table)} (${q(columnName(column))})`;
-const pkDdl = (s: string, table: string) => `ALTER TABLE ${s}.${q(table)} ADD CONSTRAINT ${q(`${table}_pkey`)} PRIMARY KEY (${table.endsWith("_history") ? "id, valid_from_run" : "id"})`;
+const pkDdl = (s: string, table: string) => `ALTER TABLE ${s}.${q(table)} ADD CONSTRAINT ${q(`${table}_pkey`)} PRIMARY KEY (${table.endsWith("_closed") ? "id, valid_from_run" : "id"})`;
 
 /**
  * Drop a table's primary key and the indexes on `columns`, inside the load's transaction, before a

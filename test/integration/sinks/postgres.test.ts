@@ -2,7 +2,8 @@
  * The Postgres warehouse sink against a real PostgreSQL (a throwaway cluster on a unix socket):
  * after runs with inserts, updates, deletes and a reinstatement, the warehouse's current tables
  * equal the SQLite views row for row and the history tables agree; loading a run twice is a
- * no-op; a warehouse fed from one snapshot refuses another's runs.
+ * no-op; a warehouse fed from one snapshot refuses another's runs, and one laid out by another
+ * version is refused.
  */
 import { describe, expect, it } from "vitest";
 import { postgresSink } from "../../../src/sinks/postgres/postgres-sink.js";
@@ -104,6 +105,20 @@ describe("the Postgres warehouse sink", () => {
     expect(refused.status).toBe("failed");
     expect(refused.error?.message).toMatch(/fed from another snapshot.*schema=/);
     expect(await warehouse(pg.query, url)).toEqual(before);
+  });
+
+  it("a warehouse laid out by another version (history kept in tables) is refused with what to do, and left as it was", async (ctx) => {
+    const url = await pg.freshDatabase(ctx);
+    const t = setup();
+    const runs = await threeRuns(t);
+    // Layout 1: a _meta without 'layout', and a history table where this version has a view.
+    await pg.query(url, "CREATE SCHEMA benefits_sync; CREATE TABLE benefits_sync._meta (key text PRIMARY KEY, value text NOT NULL)");
+    await pg.query(url, "INSERT INTO benefits_sync._meta VALUES ('snapshot_id', 'x'); CREATE TABLE benefits_sync.claims_history (id text)");
+    const refused = await deliverToSink(t.db, postgresSink(url), runs[runs.length - 1]!);
+    expect(refused.status).toBe("failed");
+    expect(refused.error?.message).toMatch(/layout 1.*this one writes layout 2.*schema=NAME.*DROP SCHEMA "benefits_sync" CASCADE/);
+    const tables = await pg.query<{ t: string }>(url, "SELECT table_name AS t FROM information_schema.tables WHERE table_schema = 'benefits_sync' ORDER BY 1");
+    expect(tables.map((x) => x.t)).toEqual(["_meta", "claims_history"]);
   });
 
   it("a warehouse that lost its last loads (restored from a backup) gets them back, in order, from the next load", async (ctx) => {
