@@ -32,7 +32,11 @@ export class PageGroups {
   /** Open a group of pages unless one is open. */
   ensure(run: ActiveRun): void {
     if (this.db.inTransaction) return;
-    this.db.exec("BEGIN");
+    // IMMEDIATE: the write lock is taken (waiting up to busy_timeout) before the group reads.
+    // A deferred transaction that reads first and then writes after another connection committed
+    // (a scheduler claiming a fire, a webhook receiver, an analyst's own table) gets SQLITE_BUSY at
+    // once, with no wait, and the run fails for nothing.
+    this.db.exec("BEGIN IMMEDIATE");
     this.pages = 0;
     this.started = Date.now();
     this.saved = copyCounters(run);
@@ -80,7 +84,7 @@ export class PageGroups {
   /** Run `fn` inside the open group, or in a transaction of its own. */
   tx(fn: () => void): void {
     if (this.db.inTransaction) fn();
-    else this.db.transaction(fn)();
+    else this.db.transaction(fn).immediate();
   }
 
   /**
