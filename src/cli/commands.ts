@@ -14,6 +14,8 @@ export interface OptionSpec {
 
 export interface CommandSpec {
   readonly name: string;
+  /** A required positional argument, given to the command as the option of that name. */
+  readonly argument?: { readonly name: string; readonly description: string };
   /** One line, shown in the command list. */
   readonly summary: string;
   /** Shown by `benefits-sync <name> --help`; defaults to the summary. */
@@ -90,6 +92,43 @@ export const COMMANDS: readonly CommandSpec[] = [
       { flags: "--sink <url-or-name>", description: "load into a warehouse instead: postgres://... or a sink named in the config file" },
     ],
     load: () => import("./commands/export.js"),
+  },
+  {
+    name: "jobs",
+    summary: "the scheduled jobs: schedule, enabled, next fire time, last run",
+    description:
+      "List each scheduled job (jobs/, with the config file's `jobs` settings): its cron schedule and time zone, whether " +
+      "it is enabled, its next fire time, and its last run's status, start and duration. Reads the snapshot, never the " +
+      "service. With --json, one object: {jobs: [...]}.",
+    options: [],
+    load: () => import("./commands/jobs.js"),
+  },
+  {
+    name: "run",
+    summary: "run one scheduled job now (its resources, window and sinks, recorded under its name)",
+    description:
+      "Run the job JOB now, as the scheduler would: its resources, its rolling claims window (from this run's start), its " +
+      "sinks, recorded in the run history under its name, with its heartbeat pings and the textfile. Exit 0 when the run " +
+      "succeeded and every delivery landed, 1 when it failed, 2 for an unknown job or bad configuration, 75 when another " +
+      "run holds the snapshot (nothing was changed; try again later), 130 or 143 when stopped by SIGINT or SIGTERM (the " +
+      "run is recorded as interrupted and the next run resumes it).",
+    argument: { name: "job", description: "the job's name (see `benefits-sync jobs`)" },
+    options: [],
+    load: () => import("./commands/run.js"),
+  },
+  {
+    name: "schedule",
+    summary: "run the enabled jobs on their schedules until stopped (JSON-lines log on stdout)",
+    description:
+      "Run every enabled job on its cron schedule, in its time zone, until SIGINT or SIGTERM. A job never overlaps " +
+      "itself; each fire is claimed in the snapshot, so a second scheduler on the same file skips it; a job that finds " +
+      "the snapshot held by another run waits (schedule.waitForSnapshotMs, 10 minutes) and then skips that fire, saying " +
+      "so. At start, a job whose last success began before its latest scheduled time runs once. Logs one JSON object " +
+      "per line on stdout; with schedule.textfile, writes Prometheus metrics after each job; with jobs.NAME.heartbeatUrl, " +
+      "pings start, success and fail. On SIGINT or SIGTERM: no new fire, the run in progress stops fetching, commits the " +
+      "page in hand and is recorded as interrupted; exit 130 or 143.",
+    options: [],
+    load: () => import("./commands/schedule.js"),
   },
   {
     name: "demo",

@@ -51,16 +51,19 @@ export function buildProgram(io: CliIo): { program: Command; selected: () => Sel
 
   for (const spec of COMMANDS) {
     const cmd = program.command(spec.name).summary(spec.summary).description(spec.description ?? spec.summary);
+    if (spec.argument) cmd.argument(`<${spec.argument.name}>`, spec.argument.description);
     for (const opt of spec.options) {
       const parse = parserFor(opt);
       if (parse) cmd.option(opt.flags, opt.description, parse);
       else cmd.option(opt.flags, opt.description);
     }
-    cmd.action((_opts: unknown, command: Command) => {
-      selection = { spec, options: command.opts(), globals: command.optsWithGlobals() as GlobalOptions };
+    cmd.action((...args: unknown[]) => {
+      const command = args[args.length - 1] as Command;
+      const positional = spec.argument ? { [spec.argument.name]: args[0] } : {};
+      selection = { spec, options: { ...command.opts(), ...positional }, globals: command.optsWithGlobals() as GlobalOptions };
     });
   }
   program.addHelpText("after", SERVICE_HELP);
-  program.addHelpText("after", `\nExit status: 0 success, 1 the run failed, 2 bad usage or configuration.\n`);
+  program.addHelpText("after", `\nExit status: 0 success, 1 the run failed, 2 bad usage or configuration, 75 another run holds\nthe snapshot (nothing changed; try again later), 130/143 stopped by SIGINT/SIGTERM (the run is\nrecorded as interrupted).\n`);
   return { program, selected: () => selection };
 }

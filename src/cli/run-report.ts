@@ -2,8 +2,16 @@ import type { RunReport } from "../pipeline/sync.js";
 import type { CsvDelivery } from "../sinks/csv/deliver-csv.js";
 import type { OutputDelivery } from "../sinks/outputs.js";
 import type { CommandContext } from "./context.js";
+import { ExitCode } from "./exit-codes.js";
 
 type Ctx = Pick<CommandContext, "stdout" | "stderr" | "globals">;
+
+/** 0 when the run succeeded and every delivery landed; 75 when another run held the snapshot; 1 otherwise. */
+export function runExitCode(report: RunReport & { deliveries?: OutputDelivery[] }): number {
+  if (report.status === "busy") return ExitCode.BUSY;
+  if (report.status !== "succeeded") return ExitCode.RUN_FAILED;
+  return report.deliveries?.some((d) => d.outcome.status === "failed") ? ExitCode.RUN_FAILED : ExitCode.OK;
+}
 
 /**
  * Print a run's report: a short table for people, or with `--json` one JSON object as the last
@@ -50,6 +58,8 @@ export function printRunReport(ctx: Ctx, report: RunReport & { delivery?: CsvDel
           : {}),
       })}\n`,
     );
+  } else if (ctx.globals.quiet && runExitCode(report) === ExitCode.OK) {
+    // --quiet: nothing on success (cron mails what a job prints).
   } else {
     const head = report.status === "busy"
       ? "No run started: another run holds this snapshot (nothing was changed; exit 75, try again later)"
@@ -57,6 +67,8 @@ export function printRunReport(ctx: Ctx, report: RunReport & { delivery?: CsvDel
       ? "No run started: the snapshot could not be claimed (nothing was changed)"
       : report.dryRun
       ? `Dry run (nothing recorded): ${report.status === "succeeded" ? "it would change" : "it failed"}`
+      : report.error?.code === "INTERRUPTED"
+      ? `Run ${report.runId} interrupted (${report.error.message}): recorded as failed with its pages kept; the next run resumes it`
       : `Run ${report.runId} ${report.status}${report.resumedFrom !== undefined ? ` (resumed run ${report.resumedFrom})` : ""} in ${(report.durationMs / 1000).toFixed(1)} s`;
     const rows = Object.entries(report.resources).map(
       ([r, c]) => `  ${r.padEnd(10)} ${String(c.seen).padStart(8)} seen ${String(c.inserted).padStart(7)} inserted ${String(c.updated).padStart(7)} updated ${String(c.deleted).padStart(7)} deleted ${String(c.unchanged).padStart(8)} unchanged${c.quarantined ? `  ${c.quarantined} quarantined` : ""}`,

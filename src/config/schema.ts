@@ -97,6 +97,23 @@ const PostgresSink = z
   .refine((s) => (s.url === undefined) !== (s.urlEnv === undefined), { error: "give exactly one of url and urlEnv" });
 const SinkName = /^[A-Za-z][A-Za-z0-9_-]{0,63}$/;
 
+/** One job's settings (jobs/): the schedule and time zone are checked when the jobs are read. */
+const JobSettings = z.strictObject({
+  enabled: z.boolean({ error: "expected true or false" }).optional(),
+  schedule: nonEmpty("a cron expression").optional(),
+  timezone: nonEmpty("an IANA time zone").optional(),
+  /** Names of `sinks`; [] delivers nowhere. Default: every configured sink. */
+  sinks: z.array(name(), { error: "expected a list of sink names" }).optional(),
+  heartbeatUrl: httpUrl().optional(),
+});
+
+const Schedule = z.strictObject({
+  /** A Prometheus textfile (node_exporter's textfile collector): rewritten after each job. */
+  textfile: nonEmpty("a file path").optional(),
+  /** How long a fired job waits for another run to release the snapshot before it skips that fire. */
+  waitForSnapshotMs: nonNegativeInt("an integer >= 0 (milliseconds)").default(600_000),
+});
+
 /**
  * The configuration schema. Input is what the file, the environment and the flags provide;
  * output has every default filled in, except the service, which has none.
@@ -132,6 +149,9 @@ export const Config = z
     sinks: z
       .record(z.string().regex(SinkName, { error: "expected a sink name: a letter, then letters, digits, _ or -" }), z.discriminatedUnion("type", [FolderSink, PostgresSink], { error: "expected {\"type\": \"folder\", \"dir\": ...} or {\"type\": \"postgres\", \"url\": ...}" }))
       .default({}),
+    /** Settings per scheduled job, by name (see jobs/ and `benefits-sync jobs`). */
+    jobs: z.record(z.string(), JobSettings).default({}),
+    schedule: Schedule.prefault({}),
   });
 
 /** What the loader accepts: every key optional, values as in the config file. */

@@ -13,6 +13,7 @@ import { openDatabase } from "../store/database.js";
 import { checkSnapshotService, describeServiceIdentity, serviceIdentity, type ServiceIdentity } from "../store/service-identity.js";
 import { openSnapshot } from "./open-snapshot.js";
 import { sync, type RunReport, type SyncProgress } from "./sync.js";
+import { claimsWindowNotices } from "./claims-notices.js";
 
 export interface SyncJobOptions {
   readonly config: Config;
@@ -92,12 +93,14 @@ export async function runSyncJob(opts: SyncJobOptions): Promise<RunReport & { de
     if (snapshot.piiKeyCreatedAt) {
       opts.onNotice?.(`No PII key was configured: generated one at ${snapshot.piiKeyCreatedAt} (mode 0600). Keep it with the database; set BENEFITS_PII_KEY to use your own.`);
     }
+    // Computed once, from the run's start: a run that crosses midnight keeps one window.
+    const claimsWindow = claimsWindowFor(config, opts.claimsSince, opts.claimsUntil, today);
     const report = await sync({
       source: client,
       store: snapshot.port,
       job: opts.job ?? "sync",
       ...(opts.resources ? { resources: opts.resources } : {}),
-      claimsWindow: claimsWindowFor(config, opts.claimsSince, opts.claimsUntil, today),
+      claimsWindow,
       groupConcurrency: config.sync.groupConcurrency,
       deletePolicy: {
         maxDeleteShare: config.sync.maxDeleteShare,
@@ -110,6 +113,9 @@ export async function runSyncJob(opts: SyncJobOptions): Promise<RunReport & { de
       ...(opts.onProgress ? { onProgress: opts.onProgress } : {}),
       ...(opts.signal ? { signal: opts.signal } : {}),
     });
+    if (report.status === "succeeded" && !report.dryRun && (opts.resources ?? ["claims"]).includes("claims") && opts.onNotice) {
+      for (const n of claimsWindowNotices(config.db, claimsWindow, report.resources.claims?.seen ?? 0)) opts.onNotice(n);
+    }
     // Only after a successful run: a failed run's committed changes stay pending for each output
     // and ride with the next successful delivery (the ledger, src/sinks/ledger.ts).
     const outputs: OutputSpec[] = [...(opts.outDir !== undefined ? [{ kind: "folder", dir: opts.outDir, format: opts.outFormat ?? "csv" } as const] : []), ...(opts.outputs ?? [])];

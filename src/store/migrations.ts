@@ -177,6 +177,13 @@ export const migrations: readonly ((db: Database) => void)[] = [
   (db) => {
     db.exec("CREATE TABLE _suspects (resource TEXT NOT NULL, id TEXT NOT NULL, run_id INTEGER NOT NULL, PRIMARY KEY (resource, id)) WITHOUT ROWID");
   },
+  // 6: the scheduled jobs' fires (src/jobs/fires.ts): the scheduler that claims a (job, slot) runs
+  // it; another scheduler on the same snapshot sees the claim and skips that fire.
+  (db) => {
+    db.exec(`CREATE TABLE _job_fires (
+      job TEXT NOT NULL, slot TEXT NOT NULL, reason TEXT NOT NULL, claimed_at TEXT NOT NULL, host TEXT, pid INTEGER,
+      outcome TEXT, run_id INTEGER, finished_at TEXT, PRIMARY KEY (job, slot)) WITHOUT ROWID`);
+  },
 ];
 
 /** Bring the database to the latest schema. Refuses a database newer than this code. */

@@ -4,6 +4,7 @@
  * successful run, the deltas go to each output: `--out DIR [--format F]` (every change DIR has not
  * received, as DIR/<run_id>/), `--sink URL|NAME` (a Postgres warehouse), and every sink named in
  * the config file. A failed delivery exits 1 (the run stays succeeded, and the next run retries it).
+ * SIGINT and SIGTERM stop the run (recorded as interrupted) and exit 130 and 143.
  */
 import { resolve } from "node:path";
 import { ConfigError } from "../../errors.js";
@@ -11,7 +12,8 @@ import type { PiiMode } from "../../store/pii.js";
 import { WalkedResources, type WalkedResource } from "../../store/resources.js";
 import type { CommandContext } from "../context.js";
 import { ExitCode } from "../exit-codes.js";
-import { printRunReport } from "../run-report.js";
+import { printRunReport, runExitCode } from "../run-report.js";
+import { watchSignals } from "../signals.js";
 import { progressReporter } from "../progress.js";
 
 export async function run(ctx: CommandContext): Promise<number> {
@@ -40,10 +42,7 @@ export async function run(ctx: CommandContext): Promise<number> {
   ];
   const { runSyncJob } = await import("../../pipeline/run-sync-job.js");
   const progress = ctx.globals.quiet ? undefined : progressReporter(ctx.stderr);
-  const controller = new AbortController();
-  const onSignal = () => controller.abort(new Error("interrupted by a signal"));
-  process.once("SIGINT", onSignal);
-  process.once("SIGTERM", onSignal);
+  const signals = watchSignals();
   try {
     const report = await runSyncJob({
       config,
@@ -58,16 +57,13 @@ export async function run(ctx: CommandContext): Promise<number> {
       pii: config.pii as PiiMode,
       ...(progress ? { onProgress: (p) => progress.update(p) } : {}),
       onNotice: (m) => ctx.stderr.write(`${m}\n`),
-      signal: controller.signal,
+      signal: signals.signal,
     });
     progress?.finish();
     printRunReport(ctx, report);
-    if (report.status === "busy") return ExitCode.BUSY;
-    if (report.status !== "succeeded") return ExitCode.RUN_FAILED;
-    return report.deliveries?.some((d) => d.outcome.status === "failed") ? ExitCode.RUN_FAILED : ExitCode.OK;
+    return signals.exitCode(runExitCode(report));
   } finally {
-    process.off("SIGINT", onSignal);
-    process.off("SIGTERM", onSignal);
+    signals.dispose();
   }
 }
 

@@ -143,9 +143,12 @@ describe("benefits-sync sync / runs / demo", () => {
     } finally {
       db.close();
     }
-    const human = await runCli(["sync", ...window, "--quiet", "--out", out], { env: e, cwd: dir });
+    const human = await runCli(["sync", ...window, "--out", out], { env: e, cwd: dir });
     expect(human.code).toBe(ExitCode.OK);
     expect(human.stdout).toContain(`Deltas: ${join(out, "4")}`);
+    // --quiet prints nothing when all went well (cron mails whatever a job prints).
+    const quiet = await runCli(["sync", ...window, "--quiet", "--out", out], { env: e, cwd: dir });
+    expect([quiet.code, quiet.stdout, quiet.stderr]).toEqual([ExitCode.OK, "", ""]);
   }, 60_000);
 
   it("demo runs the whole story and writes the run's deltas with a manifest that matches the files", async () => {

@@ -1,0 +1,44 @@
+/**
+ * `benefits-sync schedule`: run the enabled jobs on their schedules until stopped (see
+ * src/jobs/scheduler.ts). Logs one JSON object per line on stdout. SIGINT or SIGTERM: no new fire,
+ * the run in progress is recorded as interrupted, exit 130 or 143.
+ */
+import { openDatabase } from "../../store/database.js";
+import type { CommandContext } from "../context.js";
+import { ExitCode } from "../exit-codes.js";
+
+export async function run(ctx: CommandContext): Promise<number> {
+  const config = ctx.config();
+  const { effectiveJobs } = await import("../../jobs/registry.js");
+  const jobs = effectiveJobs(config);
+  const { runJob } = await import("../../jobs/run-job.js");
+  const { Scheduler } = await import("../../jobs/scheduler.js");
+  const { jsonLines } = await import("../../jobs/telemetry.js");
+  // Creates the snapshot (with its schema) when missing: fires are claimed in it.
+  const db = openDatabase(config.db);
+  const log = jsonLines(ctx.stdout);
+  const scheduler = new Scheduler({
+    jobs,
+    db,
+    log,
+    waitForSnapshotMs: config.schedule.waitForSnapshotMs,
+    ...(config.schedule.textfile ? { textfile: config.schedule.textfile } : {}),
+    run: (job, signal) => runJob(job, { config, env: ctx.env, cwd: ctx.cwd, signal, onNotice: (message) => log({ event: "job.notice", job: job.name, message }) }),
+  });
+  const stopped = new Promise<NodeJS.Signals>((resolve) => {
+    process.once("SIGINT", () => resolve("SIGINT"));
+    process.once("SIGTERM", () => resolve("SIGTERM"));
+  });
+  try {
+    if (scheduler.enabled.length === 0) {
+      ctx.stderr.write("No job is enabled (see `benefits-sync jobs`, and `jobs` in the config file): nothing to schedule.\n");
+      return ExitCode.USAGE;
+    }
+    await scheduler.start();
+    const sig = await stopped;
+    await scheduler.stop(`stopped by ${sig}`);
+    return sig === "SIGINT" ? ExitCode.SIGINT : ExitCode.SIGTERM;
+  } finally {
+    db.close();
+  }
+}

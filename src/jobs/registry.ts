@@ -1,0 +1,76 @@
+/**
+ * The jobs as configured: the definitions in `jobs/` with the config file's `jobs` section
+ * applied (enabled, schedule, time zone, sinks, heartbeat URL). Every problem is a ConfigError that
+ * names the key, collected in one go.
+ */
+import { createTask, validate } from "node-cron";
+import { JOBS } from "../../jobs/index.js";
+import type { Config } from "../config/schema.js";
+import { ConfigError } from "../errors.js";
+import type { Job, JobDefinition } from "./job.js";
+
+export function effectiveJobs(config: Config, defs: readonly JobDefinition[] = JOBS): Job[] {
+  const problems: string[] = [];
+  const names = new Set(defs.map((d) => d.name));
+  for (const n of Object.keys(config.jobs)) {
+    if (!names.has(n)) problems.push(`jobs.${n}: no such job; the jobs are ${[...names].join(", ")}`);
+  }
+  const sinkNames = Object.keys(config.sinks);
+  const jobs = defs.map((d): Job => {
+    const set = config.jobs[d.name] ?? {};
+    const schedule = set.schedule ?? d.schedule;
+    const timezone = set.timezone ?? d.timezone ?? "UTC";
+    if (!validate(schedule)) problems.push(`jobs.${d.name}.schedule: expected a cron expression (minute hour day month weekday), got ${JSON.stringify(schedule)}`);
+    if (!validTimeZone(timezone)) problems.push(`jobs.${d.name}.timezone: expected an IANA time zone such as "America/Chicago", got ${JSON.stringify(timezone)}`);
+    const sinks = set.sinks ?? sinkNames;
+    for (const s of sinks) if (!sinkNames.includes(s)) problems.push(`jobs.${d.name}.sinks: no sink named ${JSON.stringify(s)} in "sinks"`);
+    return {
+      ...d,
+      schedule,
+      timezone,
+      enabled: set.enabled ?? d.enabledByDefault ?? true,
+      sinks,
+      ...(set.heartbeatUrl ? { heartbeatUrl: set.heartbeatUrl } : {}),
+    };
+  });
+  if (problems.length) throw new ConfigError(problems);
+  return jobs;
+}
+
+export function findJob(jobs: readonly Job[], name: string): Job {
+  const job = jobs.find((j) => j.name === name);
+  if (!job) throw new ConfigError([`no job named ${JSON.stringify(name)}; the jobs are ${jobs.map((j) => j.name).join(", ")} (see \`benefits-sync jobs\`)`]);
+  return job;
+}
+
+function validTimeZone(tz: string): boolean {
+  try {
+    new Intl.DateTimeFormat("en-US", { timeZone: tz });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The next time the job fires after `after`, or null (checked minute by minute for 400 days). */
+export function nextFire(job: Pick<Job, "schedule" | "timezone">, after: Date): Date | null {
+  return scan(job, after, 1);
+}
+
+/** The last time the job was due at or before `now` (within 45 days), or null. */
+export function previousFire(job: Pick<Job, "schedule" | "timezone">, now: Date): Date | null {
+  return scan(job, now, -1);
+}
+
+function scan(job: Pick<Job, "schedule" | "timezone">, from: Date, step: 1 | -1): Date | null {
+  const task = createTask(job.schedule, () => undefined, { timezone: job.timezone });
+  try {
+    let t = Math.floor(from.getTime() / 60_000) * 60_000;
+    if (step === 1) t += 60_000;
+    const limit = step === 1 ? 400 * 1440 : 45 * 1440;
+    for (let i = 0; i < limit; i++, t += step * 60_000) if (task.match(new Date(t))) return new Date(t);
+    return null;
+  } finally {
+    void task.destroy();
+  }
+}

@@ -1,0 +1,270 @@
+/**
+ * The scheduler against the sandbox over loopback and a real snapshot file. node-cron's tasks are
+ * driven by hand (`execute()`, `fire()`), never by waiting for wall-clock minutes:
+ *
+ * - two schedulers on one database run each job once per fire (the catch-up at start included);
+ * - a scheduler started after a long gap runs a missed job once, not once per missed slot;
+ * - a failing job reports failure in the textfile and the heartbeat, and the others go on;
+ * - SIGTERM in the middle of `run JOB` exits 143 within 10 s with the run recorded interrupted,
+ *   and the next run completes with every change recorded exactly once.
+ */
+import type { Database } from "better-sqlite3";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { loadConfig } from "../../../src/config/load.js";
+import type { Config } from "../../../src/config/schema.js";
+import type { Job } from "../../../src/jobs/job.js";
+import { runJob } from "../../../src/jobs/run-job.js";
+import { Scheduler } from "../../../src/jobs/scheduler.js";
+import type { LogEvent } from "../../../src/jobs/telemetry.js";
+import { startSandbox, type Sandbox } from "../../../src/sandbox/index.js";
+import { openDatabase } from "../../../src/store/database.js";
+import { startCli } from "../../helpers/cli-process.js";
+import { expectedState, snapshotState, stateToObject } from "../../helpers/expected.js";
+import { sandboxData } from "../../helpers/sandbox-truth.js";
+
+const PII = "scheduler-test-pii-key-0123456789";
+let sb: Sandbox;
+let dir: string;
+let hooks: Server;
+let hookUrl: string;
+const pings: string[] = [];
+
+beforeAll(async () => {
+  sb = await startSandbox({ members: 120, groups: 3, seed: 31 });
+  dir = mkdtempSync(join(tmpdir(), "bsync-sched-"));
+  hooks = createServer((req, res) => {
+    pings.push(req.url ?? "");
+    res.end("OK");
+  });
+  await new Promise<void>((r) => hooks.listen(0, "127.0.0.1", r));
+  hookUrl = `http://127.0.0.1:${(hooks.address() as AddressInfo).port}/ping`;
+});
+afterAll(async () => {
+  await sb?.close();
+  await new Promise((r) => hooks?.close(r));
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+const job = (name: string, resources: Job["resources"], extra: Partial<Job> = {}): Job => ({
+  name,
+  description: name,
+  schedule: "0 2 * * *",
+  timezone: "UTC",
+  resources,
+  enabled: true,
+  sinks: [],
+  ...extra,
+});
+
+function setup(name: string): { config: Config; dbPath: string; cwd: string } {
+  const cwd = mkdtempSync(join(dir, `${name}-`));
+  const dbPath = join(cwd, "snap.db");
+  const config = loadConfig({ env: { BENEFITS_DB: dbPath, BENEFITS_PII_KEY: PII, BENEFITS_BASE_URL: sb.baseUrl, BENEFITS_API_KEY: sb.keys.full }, cwd });
+  return { config, dbPath, cwd };
+}
+
+function scheduler(t: { config: Config; dbPath: string; cwd: string }, jobs: Job[], events: LogEvent[], extra: { now?: () => Date; textfile?: string; apiKeyOf?: (j: Job) => string } = {}): { s: Scheduler; db: Database } {
+  const db = openDatabase(t.dbPath);
+  const s = new Scheduler({
+    jobs,
+    db,
+    log: (e) => events.push(e),
+    waitForSnapshotMs: 60_000,
+    pollMs: 25,
+    ...(extra.now ? { now: extra.now } : {}),
+    ...(extra.textfile ? { textfile: extra.textfile } : {}),
+    run: (j, signal) => runJob(j, { config: t.config, env: {}, cwd: t.cwd, signal, service: { baseUrl: sb.baseUrl, apiKey: extra.apiKeyOf?.(j) ?? sb.keys.full } }),
+  });
+  return { s, db };
+}
+
+const runsOf = (db: Database, name: string) => db.prepare("SELECT status FROM _runs WHERE job = ? ORDER BY run_id").pluck().all(name) as string[];
+
+/** Wait, if needed, so that two calls made now fall in the same minute. */
+async function awayFromMinuteEdge(): Promise<void> {
+  const s = new Date().getUTCSeconds();
+  if (s >= 55) await new Promise((r) => setTimeout(r, (61 - s) * 1000));
+}
+
+describe("the scheduler", () => {
+  it("two schedulers on one database run each job once per fire, the catch-up at start included", async () => {
+    const t = setup("two");
+    const jobs = [job("groups-designs", ["designs", "groups"]), job("members", ["members"])];
+    const ea: LogEvent[] = [];
+    const eb: LogEvent[] = [];
+    const a = scheduler(t, jobs, ea);
+    const b = scheduler(t, jobs, eb);
+    try {
+      // Both start on a snapshot that never ran these jobs: each job is missed once, run once.
+      await Promise.all([a.s.start(), b.s.start()]);
+      await Promise.all([a.s.idle(), b.s.idle()]);
+      for (const j of jobs) expect(runsOf(a.db, j.name)).toEqual(["succeeded"]);
+      // A fire of each job, from node-cron's tasks in both schedulers at once.
+      await awayFromMinuteEdge();
+      const [fromA, fromB] = [ea.length, eb.length];
+      await Promise.all(jobs.flatMap((j) => [a.s.cronTasks.get(j.name)!.execute(), b.s.cronTasks.get(j.name)!.execute()]));
+      await Promise.all([a.s.idle(), b.s.idle()]);
+      for (const j of jobs) expect(runsOf(a.db, j.name), JSON.stringify([...ea, ...eb].filter((e) => e.event === "job.failed"))).toEqual(["succeeded", "succeeded"]);
+      const fires = a.db.prepare("SELECT job, reason, outcome FROM _job_fires ORDER BY job, slot").all();
+      expect(fires).toEqual([
+        { job: "groups-designs", reason: "missed", outcome: "succeeded" },
+        { job: "groups-designs", reason: "scheduled", outcome: "succeeded" },
+        { job: "members", reason: "missed", outcome: "succeeded" },
+        { job: "members", reason: "scheduled", outcome: "succeeded" },
+      ]);
+      // Of each job's two executions of one fire, one ran and the other said why it did not.
+      const taken = [...ea.slice(fromA), ...eb.slice(fromB)].filter((e) => e.event === "job.skipped" && e.why === "another scheduler took this fire");
+      expect(taken.map((e) => e.job).sort()).toEqual(["groups-designs", "members"]);
+    } finally {
+      await a.s.stop("test over");
+      await b.s.stop("test over");
+      a.db.close();
+      b.db.close();
+    }
+  });
+
+  it("a scheduler started after a long gap runs a missed job once, and one that is not due not at all", async () => {
+    const t = setup("gap");
+    const nightly = job("nightly", ["designs"]);
+    const hourly = job("hourly", ["groups"], { schedule: "0 * * * *" });
+    const events: LogEvent[] = [];
+    const first = scheduler(t, [nightly, hourly], events);
+    await first.s.start();
+    await first.s.idle();
+    await first.s.stop("restart");
+    first.db.close();
+    expect(runsOf(openDatabase(t.dbPath), "nightly")).toEqual(["succeeded"]);
+    // Ten days later: ten nightly slots and 240 hourly ones were missed; each job runs once.
+    const later = () => new Date(Date.now() + 10 * 86_400_000);
+    const second = scheduler(t, [nightly, hourly], events, { now: later });
+    await second.s.start();
+    await second.s.idle();
+    expect(runsOf(second.db, "nightly")).toEqual(["succeeded", "succeeded"]);
+    expect(runsOf(second.db, "hourly")).toEqual(["succeeded", "succeeded"]);
+    await second.s.stop("restart");
+    // Started again at once (no gap): nothing is due.
+    const third = scheduler(t, [nightly, hourly], events);
+    await third.s.start();
+    await third.s.idle();
+    await third.s.stop("done");
+    expect(runsOf(third.db, "nightly")).toEqual(["succeeded", "succeeded"]);
+    expect(runsOf(third.db, "hourly")).toEqual(["succeeded", "succeeded"]);
+    expect(events.filter((e) => e.event === "job.missed").map((e) => e.job)).toEqual(["nightly", "hourly", "nightly", "hourly"]);
+    second.db.close();
+    third.db.close();
+  });
+
+  it("a failing job reports failure in the textfile and the heartbeat, and does not stop the other jobs", async () => {
+    const t = setup("fail");
+    const textfile = join(t.cwd, "benefits_sync.prom");
+    const broken = job("broken", ["designs"], { heartbeatUrl: `${hookUrl}/broken` });
+    const fine = job("fine", ["groups"], { heartbeatUrl: `${hookUrl}/fine` });
+    const events: LogEvent[] = [];
+    // The broken job's key is refused by the service (401): a real failed run.
+    const { s, db } = scheduler(t, [broken, fine], events, { textfile, apiKeyOf: (j) => (j.name === "broken" ? "not-a-valid-key" : sb.keys.full) });
+    pings.length = 0;
+    try {
+      await s.start();
+      await s.idle();
+      expect(runsOf(db, "broken")).toEqual(["failed"]);
+      expect(runsOf(db, "fine")).toEqual(["succeeded"]);
+      expect(pings.sort()).toEqual(["/ping/broken/fail", "/ping/broken/start", "/ping/fine", "/ping/fine/start"]);
+      const prom = readFileSync(textfile, "utf8");
+      expect(prom).toContain('benefits_sync_job_last_run_succeeded{job="broken"} 0');
+      expect(prom).toContain('benefits_sync_job_last_run_succeeded{job="fine"} 1');
+      expect(prom).toMatch(/benefits_sync_job_last_success_timestamp_seconds\{job="fine"\} \d{10}/);
+      expect(prom).not.toMatch(/last_success_timestamp_seconds\{job="broken"\}/);
+      expect(prom).toMatch(/benefits_sync_job_last_success_records\{job="fine",resource="groups",what="inserted"\} 3/);
+      expect(events.find((e) => e.event === "job.failed")).toMatchObject({ job: "broken", error: { code: expect.any(String) } });
+      expect(JSON.stringify(events)).not.toContain("not-a-valid-key");
+      // The next fire of the broken job runs again (the failure did not stop its schedule).
+      expect(await s.fire(broken, new Date(Date.now() + 3_600_000), "scheduled")).toBe("failed");
+      expect(runsOf(db, "broken")).toEqual(["failed", "failed"]);
+    } finally {
+      await s.stop("done");
+      db.close();
+    }
+  });
+});
+
+describe("benefits-sync run JOB, stopped", () => {
+  it("SIGTERM mid-run exits 143 within 10 s, records the run interrupted, and the next run completes with every change recorded once", async () => {
+    const t = setup("term");
+    const env = { BENEFITS_DB: t.dbPath, BENEFITS_PII_KEY: PII, BENEFITS_BASE_URL: sb.baseUrl, BENEFITS_API_KEY: sb.keys.full };
+    sb.setFaults({ latencyMs: { min: 250, max: 350 } });
+    try {
+      const cli = startCli(["run", "weekly-full-walk", "--json", "--quiet"], env, t.cwd);
+      // Wait for the run to commit its first pages, then stop it.
+      const committed = () => {
+        const db = openDatabase(t.dbPath);
+        try {
+          return (db.prepare("SELECT COUNT(*) FROM _run_counts").pluck().get() as number) > 0;
+        } catch {
+          return false;
+        } finally {
+          db.close();
+        }
+      };
+      for (let i = 0; i < 2000 && !committed(); i++) await new Promise((r) => setTimeout(r, 10));
+      const sent = Date.now();
+      cli.child.kill("SIGTERM");
+      const r = await cli.done;
+      expect(Date.now() - sent).toBeLessThan(10_000);
+      expect(r.code, r.stderr).toBe(143);
+      const db = openDatabase(t.dbPath);
+      try {
+        expect(db.prepare("SELECT job, status, error FROM _runs").all()).toEqual([
+          { job: "weekly-full-walk", status: "failed", error: "INTERRUPTED: stopped by SIGTERM" },
+        ]);
+      } finally {
+        db.close();
+      }
+    } finally {
+      sb.setFaults({});
+    }
+    const again = await startCli(["run", "weekly-full-walk", "--json", "--quiet"], env, t.cwd).done;
+    expect(again.code, again.stderr).toBe(0);
+    expect(JSON.parse(again.stdout.trim().split("\n").pop()!)).toMatchObject({ status: "succeeded", resumedFrom: 1 });
+    const db = openDatabase(t.dbPath);
+    try {
+      // Every record inserted exactly once across the two runs, and the snapshot equals the service.
+      expect(db.prepare("SELECT resource, id, COUNT(*) AS n FROM changes GROUP BY resource, id HAVING n > 1").all()).toEqual([]);
+      const want = stateToObject(expectedState(sandboxData(sb), Buffer.from(PII)));
+      const got = stateToObject(snapshotState(db));
+      for (const r of ["designs", "groups", "plans", "members", "coverages"]) expect(got[r], r).toEqual(want[r]);
+    } finally {
+      db.close();
+    }
+  });
+});
+
+describe("cron manners", () => {
+  it("--quiet prints nothing on success; a claims window that selects nothing, and stored claims outside it, are said once", async () => {
+    const t = setup("quiet");
+    const env = { BENEFITS_DB: t.dbPath, BENEFITS_PII_KEY: PII, BENEFITS_BASE_URL: sb.baseUrl, BENEFITS_API_KEY: sb.keys.full };
+    const quiet = await startCli(["--quiet", "run", "daily-groups-designs"], env, t.cwd).done;
+    expect([quiet.code, quiet.stdout, quiet.stderr]).toEqual([0, "", ""]);
+    // Claims over the whole calendar, then the nightly job's rolling window (the last 90 days of
+    // the real calendar), which holds none of the sandbox's claims.
+    const all = await startCli(["--quiet", "sync", "--resources", "groups,claims", "--claims-since", "1900-01-01", "--claims-until", "2999-12-31"], env, t.cwd).done;
+    expect(all.code, all.stderr).toBe(0);
+    const stored = (() => {
+      const db = openDatabase(t.dbPath);
+      try {
+        return db.prepare("SELECT COUNT(*) FROM claims").pluck().get() as number;
+      } finally {
+        db.close();
+      }
+    })();
+    expect(stored).toBeGreaterThan(0);
+    const nightly = await startCli(["run", "nightly-claims-export"], env, t.cwd).done;
+    expect(nightly.code, nightly.stderr).toBe(0);
+    expect(nightly.stderr.match(/selected no claim/g)).toHaveLength(1);
+    expect(nightly.stderr.match(new RegExp(`${stored} stored claims have service dates outside the window`, "g"))).toHaveLength(1);
+  });
+});
