@@ -6,10 +6,11 @@
  * - a scheduler started after a long gap runs a missed job once, not once per missed slot;
  * - a failing job reports failure in the textfile and the heartbeat, and the others go on;
  * - SIGTERM in the middle of `run JOB` exits 143 within 10 s with the run recorded interrupted,
- *   and the next run completes with every change recorded exactly once.
+ *   and the next run completes with every change recorded exactly once; the same for `schedule`;
+ * - --quiet, and the claims window's notices.
  */
 import type { Database } from "better-sqlite3";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
@@ -239,6 +240,39 @@ describe("benefits-sync run JOB, stopped", () => {
       for (const r of ["designs", "groups", "plans", "members", "coverages"]) expect(got[r], r).toEqual(want[r]);
     } finally {
       db.close();
+    }
+  });
+});
+
+describe("benefits-sync schedule, stopped", () => {
+  it("SIGTERM while a missed job runs at start: exit 143 within 10 s, the run recorded interrupted, JSON lines said so", async () => {
+    const t = setup("daemon");
+    writeFileSync(join(t.cwd, "benefits-sync.config.json"), JSON.stringify({ jobs: { "hourly-member-sync": { enabled: false }, "nightly-claims-export": { enabled: false }, "daily-groups-designs": { enabled: false } } }));
+    const env = { BENEFITS_DB: t.dbPath, BENEFITS_PII_KEY: PII, BENEFITS_BASE_URL: sb.baseUrl, BENEFITS_API_KEY: sb.keys.full };
+    sb.setFaults({ latencyMs: { min: 250, max: 350 } });
+    try {
+      const daemon = startCli(["schedule"], env, t.cwd);
+      let out = "";
+      daemon.child.stdout!.on("data", (d: Buffer) => (out += d.toString()));
+      for (let i = 0; i < 2000 && !out.includes('"event":"job.started"'); i++) await new Promise((r) => setTimeout(r, 10));
+      await new Promise((r) => setTimeout(r, 500));
+      const sent = Date.now();
+      daemon.child.kill("SIGTERM");
+      const r = await daemon.done;
+      expect(Date.now() - sent).toBeLessThan(10_000);
+      expect(r.code, r.stderr).toBe(143);
+      const events = r.stdout.trim().split("\n").map((l) => JSON.parse(l) as { event: string; job?: string; reason?: string });
+      expect(events.map((e) => e.event)).toEqual(["scheduler.started", "job.missed", "job.started", "job.interrupted", "scheduler.stopped"]);
+      expect(events[2]).toMatchObject({ job: "weekly-full-walk", reason: "missed" });
+      const db = openDatabase(t.dbPath);
+      try {
+        expect(db.prepare("SELECT job, status, error FROM _runs").all()).toEqual([{ job: "weekly-full-walk", status: "failed", error: "INTERRUPTED: stopped by SIGTERM" }]);
+        expect(db.prepare("SELECT job, reason, outcome FROM _job_fires").all()).toEqual([{ job: "weekly-full-walk", reason: "missed", outcome: "interrupted" }]);
+      } finally {
+        db.close();
+      }
+    } finally {
+      sb.setFaults({});
     }
   });
 });
