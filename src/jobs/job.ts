@@ -16,6 +16,8 @@ export interface JobDefinition {
   readonly resources: readonly WalkedResource[];
   /** The rolling claims window, in days before the run's start (default: `resources.claims.lookbackDays`). */
   readonly claimsLookbackDays?: number;
+  /** The config's sinks it delivers to, by name (default: every configured sink); the config's `jobs.NAME.sinks` wins. */
+  readonly sinks?: readonly string[];
   /** Off unless the config enables it. */
   readonly enabledByDefault?: boolean;
 }

@@ -22,8 +22,9 @@ export function effectiveJobs(config: Config, defs: readonly JobDefinition[] = J
     const timezone = set.timezone ?? d.timezone ?? "UTC";
     if (!validate(schedule)) problems.push(`jobs.${d.name}.schedule: expected a cron expression (minute hour day month weekday), got ${JSON.stringify(schedule)}`);
     if (!validTimeZone(timezone)) problems.push(`jobs.${d.name}.timezone: expected an IANA time zone such as "America/Chicago", got ${JSON.stringify(timezone)}`);
-    const sinks = set.sinks ?? sinkNames;
-    for (const s of sinks) if (!sinkNames.includes(s)) problems.push(`jobs.${d.name}.sinks: no sink named ${JSON.stringify(s)} in "sinks"`);
+    const sinks = set.sinks ?? d.sinks ?? sinkNames;
+    const from = set.sinks ? `jobs.${d.name}.sinks` : `${d.name}.sinks (in its file under jobs/)`;
+    for (const s of sinks) if (!sinkNames.includes(s)) problems.push(`${from}: no sink named ${JSON.stringify(s)} in "sinks"`);
     return {
       ...d,
       schedule,

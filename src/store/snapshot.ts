@@ -131,7 +131,11 @@ export class SnapshotStore {
    * end failed, and the next run resumes from the last commit.
    */
   applyPrepared(scope: Scope, page: PreparedPage, next: string | undefined, end: boolean, pageFp?: { startAfter: string | undefined; fp: number }): void {
-    this.guarded((run) => this.applier.apply(run, scope, page, next, end, pageFp), scope.resource === "claims" ? page.records : undefined);
+    // Claims a failure would lose are noted (see `unkeptClaims`), unless no claim was stored when
+    // the chain began: then none can be stored outside the window, and a first load of millions of
+    // claims keeps no list of them.
+    const noted = scope.resource === "claims" && !this.active().fresh.has("claims") ? page.records : undefined;
+    this.guarded((run) => this.applier.apply(run, scope, page, next, end, pageFp), noted);
   }
 
   /** Apply a page the walk recognised by its bytes: only the walk's bookkeeping happens. */

@@ -34,6 +34,14 @@ describe("the job registry", () => {
     expect(findJob(jobs, "nightly-claims-export")).toMatchObject({ schedule: "30 1 * * *", timezone: "America/Chicago", sinks: ["wh"], heartbeatUrl: "http://hc.example/p" });
   });
 
+  it("a job file may name its sinks; the config's own list wins; a name the config lacks is an error", () => {
+    const own = defineJob({ name: "lake-only", description: "", schedule: "0 4 * * *", resources: ["members"], sinks: ["lake"] });
+    const sinks = { lake: { type: "folder", dir: "lake" }, other: { type: "folder", dir: "other" } };
+    expect(effectiveJobs(config({ sinks }), [own])[0]!.sinks).toEqual(["lake"]);
+    expect(effectiveJobs(config({ sinks, jobs: { "lake-only": { sinks: ["other"] } } }), [own])[0]!.sinks).toEqual(["other"]);
+    expect(() => effectiveJobs(config({}), [own])).toThrow(/lake-only\.sinks \(in its file under jobs\/\): no sink named "lake"/);
+  });
+
   it("every mistake is one configuration error naming its key; an unknown job name says which jobs there are", () => {
     let err: unknown;
     try {
