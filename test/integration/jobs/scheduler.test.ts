@@ -244,6 +244,42 @@ describe("benefits-sync run JOB, stopped", () => {
   });
 });
 
+describe("benefits-sync sync, stopped by SIGINT", () => {
+  it("exits 130 with the run recorded interrupted by SIGINT", async () => {
+    const t = setup("int");
+    const env = { BENEFITS_DB: t.dbPath, BENEFITS_PII_KEY: PII, BENEFITS_BASE_URL: sb.baseUrl, BENEFITS_API_KEY: sb.keys.full };
+    sb.setFaults({ latencyMs: { min: 250, max: 350 } });
+    try {
+      const cli = startCli(["sync", "--claims-since", "1900-01-01", "--claims-until", "2999-12-31", "--quiet"], env, t.cwd);
+      const running = () => {
+        const db = openDatabase(t.dbPath);
+        try {
+          return (db.prepare("SELECT COUNT(*) FROM _runs WHERE status = 'running'").pluck().get() as number) > 0;
+        } catch {
+          return false;
+        } finally {
+          db.close();
+        }
+      };
+      for (let i = 0; i < 2000 && !running(); i++) await new Promise((r) => setTimeout(r, 10));
+      await new Promise((r) => setTimeout(r, 300));
+      expect(running()).toBe(true); // still walking: the signal lands mid-run
+      cli.child.kill("SIGINT");
+      const r = await cli.done;
+      expect(r.code, r.stderr).toBe(130);
+      expect(r.stderr).toMatch(/interrupted \(stopped by SIGINT\).*the next run resumes it/);
+      const db = openDatabase(t.dbPath);
+      try {
+        expect(db.prepare("SELECT status, error FROM _runs").all()).toEqual([{ status: "failed", error: "INTERRUPTED: stopped by SIGINT" }]);
+      } finally {
+        db.close();
+      }
+    } finally {
+      sb.setFaults({});
+    }
+  });
+});
+
 describe("benefits-sync schedule, stopped", () => {
   it("SIGTERM while a missed job runs at start: exit 143 within 10 s, the run recorded interrupted, JSON lines said so", async () => {
     const t = setup("daemon");
