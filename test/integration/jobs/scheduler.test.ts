@@ -291,7 +291,16 @@ describe("benefits-sync schedule, stopped", () => {
       let out = "";
       daemon.child.stdout!.on("data", (d: Buffer) => (out += d.toString()));
       for (let i = 0; i < 2000 && !out.includes('"event":"job.started"'); i++) await new Promise((r) => setTimeout(r, 10));
-      await new Promise((r) => setTimeout(r, 500));
+      // Stop it once its run has committed its first pages (and has many more to walk).
+      const committed = () => {
+        const db = openDatabase(t.dbPath);
+        try {
+          return (db.prepare("SELECT COUNT(*) FROM _run_counts").pluck().get() as number) > 0;
+        } finally {
+          db.close();
+        }
+      };
+      for (let i = 0; i < 2000 && !committed(); i++) await new Promise((r) => setTimeout(r, 10));
       const sent = Date.now();
       daemon.child.kill("SIGTERM");
       const r = await daemon.done;
