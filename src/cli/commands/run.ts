@@ -12,7 +12,8 @@ import { watchSignals } from "../signals.js";
 export async function run(ctx: CommandContext): Promise<number> {
   const config = ctx.config();
   const { effectiveJobs, findJob } = await import("../../jobs/registry.js");
-  const job = findJob(effectiveJobs(config), String(ctx.options.job));
+  const jobs = effectiveJobs(config);
+  const job = findJob(jobs, String(ctx.options.job));
   const { runJob } = await import("../../jobs/run-job.js");
   const { ping, textfileMetrics, writeTextfile } = await import("../../jobs/telemetry.js");
   const progress = ctx.globals.quiet || ctx.globals.json ? undefined : progressReporter(ctx.stderr);
@@ -35,7 +36,7 @@ export async function run(ctx: CommandContext): Promise<number> {
     if (config.schedule.textfile && report.runId !== null) {
       const db = openDatabase(config.db);
       try {
-        writeTextfile(config.schedule.textfile, textfileMetrics(db, effectiveJobs(config)));
+        writeTextfile(config.schedule.textfile, textfileMetrics(db, jobs));
       } finally {
         db.close();
       }

@@ -86,6 +86,33 @@ function scheduler(t: { config: Config; dbPath: string; cwd: string }, jobs: Job
 
 const runsOf = (db: Database, name: string) => db.prepare("SELECT status FROM _runs WHERE job = ? ORDER BY run_id").pluck().all(name) as string[];
 
+/** Read the snapshot file on a connection of its own, closed after. */
+function peek<T>(path: string, read: (db: Database) => T): T {
+  const db = openDatabase(path);
+  try {
+    return read(db);
+  } finally {
+    db.close();
+  }
+}
+
+/** A count read while a CLI process writes the file; 0 while it cannot be read yet. */
+function countNow(path: string, sql: string): number {
+  try {
+    return peek(path, (db) => db.prepare(sql).pluck().get() as number);
+  } catch {
+    return 0;
+  }
+}
+
+/** Poll `ready` every 10 ms, for at most 20 s. */
+async function waitFor(ready: () => boolean): Promise<void> {
+  for (let i = 0; i < 2000 && !ready(); i++) await new Promise((r) => setTimeout(r, 10));
+}
+
+const cliEnv = (t: { dbPath: string }) => ({ BENEFITS_DB: t.dbPath, BENEFITS_PII_KEY: PII, BENEFITS_BASE_URL: sb.baseUrl, BENEFITS_API_KEY: sb.keys.full });
+const committed = (t: { dbPath: string }) => countNow(t.dbPath, "SELECT COUNT(*) FROM _run_counts") > 0;
+
 /** Wait, if needed, so that two calls made now fall in the same minute. */
 async function awayFromMinuteEdge(): Promise<void> {
   const s = new Date().getUTCSeconds();
@@ -139,7 +166,7 @@ describe("the scheduler", () => {
     await first.s.idle();
     await first.s.stop("restart");
     first.db.close();
-    expect(runsOf(openDatabase(t.dbPath), "nightly")).toEqual(["succeeded"]);
+    expect(peek(t.dbPath, (db) => runsOf(db, "nightly"))).toEqual(["succeeded"]);
     // Ten days later: ten nightly slots and 240 hourly ones were missed; each job runs once.
     const later = () => new Date(Date.now() + 10 * 86_400_000);
     const second = scheduler(t, [nightly, hourly], events, { now: later });
@@ -196,84 +223,52 @@ describe("the scheduler", () => {
 describe("benefits-sync run JOB, stopped", () => {
   it("SIGTERM mid-run exits 143 within 10 s, records the run interrupted, and the next run completes with every change recorded once", async () => {
     const t = setup("term");
-    const env = { BENEFITS_DB: t.dbPath, BENEFITS_PII_KEY: PII, BENEFITS_BASE_URL: sb.baseUrl, BENEFITS_API_KEY: sb.keys.full };
+    const env = cliEnv(t);
     sb.setFaults({ latencyMs: { min: 250, max: 350 } });
     try {
       const cli = startCli(["run", "weekly-full-walk", "--json", "--quiet"], env, t.cwd);
       // Wait for the run to commit its first pages, then stop it.
-      const committed = () => {
-        const db = openDatabase(t.dbPath);
-        try {
-          return (db.prepare("SELECT COUNT(*) FROM _run_counts").pluck().get() as number) > 0;
-        } catch {
-          return false;
-        } finally {
-          db.close();
-        }
-      };
-      for (let i = 0; i < 2000 && !committed(); i++) await new Promise((r) => setTimeout(r, 10));
+      await waitFor(() => committed(t));
       const sent = Date.now();
       cli.child.kill("SIGTERM");
       const r = await cli.done;
       expect(Date.now() - sent).toBeLessThan(10_000);
       expect(r.code, r.stderr).toBe(143);
-      const db = openDatabase(t.dbPath);
-      try {
-        expect(db.prepare("SELECT job, status, error FROM _runs").all()).toEqual([
-          { job: "weekly-full-walk", status: "failed", error: "INTERRUPTED: stopped by SIGTERM" },
-        ]);
-      } finally {
-        db.close();
-      }
+      expect(peek(t.dbPath, (db) => db.prepare("SELECT job, status, error FROM _runs").all())).toEqual([
+        { job: "weekly-full-walk", status: "failed", error: "INTERRUPTED: stopped by SIGTERM" },
+      ]);
     } finally {
       sb.setFaults({});
     }
     const again = await startCli(["run", "weekly-full-walk", "--json", "--quiet"], env, t.cwd).done;
     expect(again.code, again.stderr).toBe(0);
     expect(JSON.parse(again.stdout.trim().split("\n").pop()!)).toMatchObject({ status: "succeeded", resumedFrom: 1 });
-    const db = openDatabase(t.dbPath);
-    try {
+    peek(t.dbPath, (db) => {
       // Every record inserted exactly once across the two runs, and the snapshot equals the service.
       expect(db.prepare("SELECT resource, id, COUNT(*) AS n FROM changes GROUP BY resource, id HAVING n > 1").all()).toEqual([]);
       const want = stateToObject(expectedState(sandboxData(sb), Buffer.from(PII)));
       const got = stateToObject(snapshotState(db));
       for (const r of ["designs", "groups", "plans", "members", "coverages"]) expect(got[r], r).toEqual(want[r]);
-    } finally {
-      db.close();
-    }
+    });
   });
 });
 
 describe("benefits-sync sync, stopped by SIGINT", () => {
   it("exits 130 with the run recorded interrupted by SIGINT", async () => {
     const t = setup("int");
-    const env = { BENEFITS_DB: t.dbPath, BENEFITS_PII_KEY: PII, BENEFITS_BASE_URL: sb.baseUrl, BENEFITS_API_KEY: sb.keys.full };
+    const env = cliEnv(t);
     sb.setFaults({ latencyMs: { min: 250, max: 350 } });
     try {
       const cli = startCli(["sync", "--claims-since", "1900-01-01", "--claims-until", "2999-12-31", "--quiet"], env, t.cwd);
-      const running = () => {
-        const db = openDatabase(t.dbPath);
-        try {
-          return (db.prepare("SELECT COUNT(*) FROM _runs WHERE status = 'running'").pluck().get() as number) > 0;
-        } catch {
-          return false;
-        } finally {
-          db.close();
-        }
-      };
-      for (let i = 0; i < 2000 && !running(); i++) await new Promise((r) => setTimeout(r, 10));
+      const running = () => countNow(t.dbPath, "SELECT COUNT(*) FROM _runs WHERE status = 'running'") > 0;
+      await waitFor(running);
       await new Promise((r) => setTimeout(r, 300));
       expect(running()).toBe(true); // still walking: the signal lands mid-run
       cli.child.kill("SIGINT");
       const r = await cli.done;
       expect(r.code, r.stderr).toBe(130);
       expect(r.stderr).toMatch(/interrupted \(stopped by SIGINT\).*the next run resumes it/);
-      const db = openDatabase(t.dbPath);
-      try {
-        expect(db.prepare("SELECT status, error FROM _runs").all()).toEqual([{ status: "failed", error: "INTERRUPTED: stopped by SIGINT" }]);
-      } finally {
-        db.close();
-      }
+      expect(peek(t.dbPath, (db) => db.prepare("SELECT status, error FROM _runs").all())).toEqual([{ status: "failed", error: "INTERRUPTED: stopped by SIGINT" }]);
     } finally {
       sb.setFaults({});
     }
@@ -284,23 +279,15 @@ describe("benefits-sync schedule, stopped", () => {
   it("SIGTERM while a missed job runs at start: exit 143 within 10 s, the run recorded interrupted, JSON lines said so", async () => {
     const t = setup("daemon");
     writeFileSync(join(t.cwd, "benefits-sync.config.json"), JSON.stringify({ jobs: { "hourly-member-sync": { enabled: false }, "nightly-claims-export": { enabled: false }, "daily-groups-designs": { enabled: false } } }));
-    const env = { BENEFITS_DB: t.dbPath, BENEFITS_PII_KEY: PII, BENEFITS_BASE_URL: sb.baseUrl, BENEFITS_API_KEY: sb.keys.full };
+    const env = cliEnv(t);
     sb.setFaults({ latencyMs: { min: 250, max: 350 } });
     try {
       const daemon = startCli(["schedule"], env, t.cwd);
       let out = "";
       daemon.child.stdout!.on("data", (d: Buffer) => (out += d.toString()));
-      for (let i = 0; i < 2000 && !out.includes('"event":"job.started"'); i++) await new Promise((r) => setTimeout(r, 10));
+      await waitFor(() => out.includes('"event":"job.started"'));
       // Stop it once its run has committed its first pages (and has many more to walk).
-      const committed = () => {
-        const db = openDatabase(t.dbPath);
-        try {
-          return (db.prepare("SELECT COUNT(*) FROM _run_counts").pluck().get() as number) > 0;
-        } finally {
-          db.close();
-        }
-      };
-      for (let i = 0; i < 2000 && !committed(); i++) await new Promise((r) => setTimeout(r, 10));
+      await waitFor(() => committed(t));
       const sent = Date.now();
       daemon.child.kill("SIGTERM");
       const r = await daemon.done;
@@ -309,13 +296,10 @@ describe("benefits-sync schedule, stopped", () => {
       const events = r.stdout.trim().split("\n").map((l) => JSON.parse(l) as { event: string; job?: string; reason?: string });
       expect(events.map((e) => e.event)).toEqual(["scheduler.started", "job.missed", "job.started", "job.interrupted", "scheduler.stopped"]);
       expect(events[2]).toMatchObject({ job: "weekly-full-walk", reason: "missed" });
-      const db = openDatabase(t.dbPath);
-      try {
+      peek(t.dbPath, (db) => {
         expect(db.prepare("SELECT job, status, error FROM _runs").all()).toEqual([{ job: "weekly-full-walk", status: "failed", error: "INTERRUPTED: stopped by SIGTERM" }]);
         expect(db.prepare("SELECT job, reason, outcome FROM _job_fires").all()).toEqual([{ job: "weekly-full-walk", reason: "missed", outcome: "interrupted" }]);
-      } finally {
-        db.close();
-      }
+      });
     } finally {
       sb.setFaults({});
     }
@@ -325,21 +309,14 @@ describe("benefits-sync schedule, stopped", () => {
 describe("cron manners", () => {
   it("--quiet prints nothing on success; a claims window that selects nothing, and stored claims outside it, are said once", async () => {
     const t = setup("quiet");
-    const env = { BENEFITS_DB: t.dbPath, BENEFITS_PII_KEY: PII, BENEFITS_BASE_URL: sb.baseUrl, BENEFITS_API_KEY: sb.keys.full };
+    const env = cliEnv(t);
     const quiet = await startCli(["--quiet", "run", "daily-groups-designs"], env, t.cwd).done;
     expect([quiet.code, quiet.stdout, quiet.stderr]).toEqual([0, "", ""]);
     // Claims over the whole calendar, then the nightly job's rolling window (the last 90 days of
     // the real calendar), which holds none of the sandbox's claims.
     const all = await startCli(["--quiet", "sync", "--resources", "groups,claims", "--claims-since", "1900-01-01", "--claims-until", "2999-12-31"], env, t.cwd).done;
     expect(all.code, all.stderr).toBe(0);
-    const stored = (() => {
-      const db = openDatabase(t.dbPath);
-      try {
-        return db.prepare("SELECT COUNT(*) FROM claims").pluck().get() as number;
-      } finally {
-        db.close();
-      }
-    })();
+    const stored = peek(t.dbPath, (db) => db.prepare("SELECT COUNT(*) FROM claims").pluck().get() as number);
     expect(stored).toBeGreaterThan(0);
     const nightly = await startCli(["run", "nightly-claims-export"], env, t.cwd).done;
     expect(nightly.code, nightly.stderr).toBe(0);
