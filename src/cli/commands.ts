@@ -94,6 +94,29 @@ export const COMMANDS: readonly CommandSpec[] = [
     load: () => import("./commands/export.js"),
   },
   {
+    name: "reconcile",
+    summary: "compare two periods: membership movement (834 codes), eligibility files, claims, consistency checks",
+    description:
+      "Compare the snapshot as of two runs, A (--from) and B (--to): each a run id or a date YYYY-MM-DD meaning the last " +
+      "successful run that started on or before it (UTC); a failed or running run is refused. Writes into DIR: " +
+      "membership.csv (coverages by group, plan and status at A and B with the movement between them), " +
+      "eligibility-changes.csv (one row per member-coverage change: 021 addition, 024 termination or deletion, 025 " +
+      "reinstatement, 001 change, with its effective date), eligibility-audit.csv (030: every coverage as of B), claims.csv " +
+      "(counts and exact billed, allowed and paid sums by group and status), claim-transitions.csv, findings.csv (the " +
+      "consistency checks as of B), summary.md, report.html (one self-contained page with charts), report.json and " +
+      "manifest.json. The files appear together when all are complete. The report checks that A plus the movement " +
+      "equals B, for members, every membership cell and every claim status, and shows it. Reads the snapshot only (never " +
+      "the service), in one read transaction: a sync may run meanwhile. Exit 0 when written and the arithmetic holds, 1 " +
+      "when it does not hold (the report is written, saying so) or DIR cannot be written, 2 for bad usage.",
+    options: [
+      { flags: "--from <run-or-date>", description: "period A: a run id, or a date YYYY-MM-DD (the last successful run on or before it)" },
+      { flags: "--to <run-or-date>", description: "period B: a run id, or a date YYYY-MM-DD" },
+      { flags: "--out <dir>", description: "write the report into DIR (created if missing; its parent must exist)" },
+      { flags: "--as-of <date>", description: "judge groups as terminated when their plan year ended before this date (default: the date run B started)", parse: "date" },
+    ],
+    load: () => import("./commands/reconcile.js"),
+  },
+  {
     name: "jobs",
     summary: "the scheduled jobs: schedule, enabled, next fire time, last run",
     description:

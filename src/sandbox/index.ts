@@ -9,3 +9,4 @@ export type { FaultPlan, FaultRate, ListResource } from "./faults.js";
 export { signBody } from "./webhooks.js";
 export type { WebhookAuth, WebhookConfig, WebhookConfigInput, DeliveryRecord, WebhookEventRec } from "./webhooks.js";
 export type { MemberRec, CoverageRec, GroupRec, PlanRec, DesignRec, ClaimRec } from "./records.js";
+export type { PlantedInconsistencies } from "./inconsistencies.js";

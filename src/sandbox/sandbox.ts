@@ -7,6 +7,7 @@ import { advanceDay } from "./advance.js";
 import type { ApiContext, SandboxKeys } from "./api-routes.js";
 import type { ChangeSet } from "./changes.js";
 import { EnrollmentRequests } from "./enrollment-requests.js";
+import { emptyPlanted, plantInconsistencies, type PlantedInconsistencies } from "./inconsistencies.js";
 import { FaultInjector, type FaultPlan } from "./faults.js";
 import { Kind, Rng, hash32 } from "./prng.js";
 import type { ClaimRec, DesignRec, GroupRec, MemberRec } from "./records.js";
@@ -41,6 +42,8 @@ export interface SandboxOptions {
   /** Override the generated keys. */
   keys?: Partial<SandboxKeys>;
   faults?: FaultPlan;
+  /** Plant one record of each kind the reconciliation report's consistency checks look for. */
+  inconsistencies?: boolean;
 }
 
 export type IterableResource = "designs" | "groups" | "members" | "claims";
@@ -51,6 +54,8 @@ export interface Sandbox {
   readonly keys: SandboxKeys;
   /** The simulated day, YYYY-MM-DD. */
   readonly today: string;
+  /** What `inconsistencies: true` planted (empty lists otherwise). */
+  readonly planted: PlantedInconsistencies;
   /** Apply one simulated day; returns exactly what changed, in the sync engine's resources. */
   advance(): Promise<ChangeSet>;
   /** Replace the fault plan (an empty plan clears every fault). */
@@ -93,6 +98,7 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
     today: opts.today ?? "2026-01-15",
   });
   const state = new SandboxState(world);
+  const planted = opts.inconsistencies ? plantInconsistencies(state) : emptyPlanted();
   const enrollments = new EnrollmentRequests(new Rng(hash32(world.seed, Kind.write, 1)), opts.enrollmentDelayMs ?? 200);
   const writes = new Writes(state, new Rng(hash32(world.seed, Kind.write, 2)), enrollments);
   const webhooks = new WebhookSender(new Rng(hash32(world.seed, Kind.write, 3)), opts.webhookDelayMs ?? 5000);
@@ -160,6 +166,7 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
   return {
     baseUrl: `http://${urlHost}:${addr.port}`,
     keys,
+    planted,
     get today() {
       return state.todayIso;
     },

@@ -18,7 +18,7 @@ describe("benefits-sync CLI skeleton", () => {
   it("--help lists every command of the table with its summary, and the global flags", async () => {
     const r = await runCli(["--help"]);
     expect(r.code).toBe(ExitCode.OK);
-    expect(COMMANDS.map((c) => c.name)).toEqual(["doctor", "sync", "runs", "export", "jobs", "run", "schedule", "demo", "sandbox"]);
+    expect(COMMANDS.map((c) => c.name)).toEqual(["doctor", "sync", "runs", "export", "reconcile", "jobs", "run", "schedule", "demo", "sandbox"]);
     const flat = r.stdout.replace(/\s+/g, " ");
     for (const c of COMMANDS) expect(flat).toContain(`${c.name}${c.options.length ? " [options]" : ""}${c.argument ? ` <${c.argument.name}>` : ""} ${c.summary}`);
     for (const flag of ["--config <file>", "--db <file>", "--base-url <url>", "--env <name>", "--json", "--quiet", "--version"]) {
@@ -48,7 +48,7 @@ describe("benefits-sync CLI skeleton", () => {
     const r = await runCli(["frobnicate"]);
     expect(r.code).toBe(ExitCode.USAGE);
     expect(r.stderr).toContain("unknown command 'frobnicate'");
-    expect(r.stderr).toContain("Commands: doctor, sync, runs, export, jobs, run, schedule, demo, sandbox");
+    expect(r.stderr).toContain("Commands: doctor, sync, runs, export, reconcile, jobs, run, schedule, demo, sandbox");
     expect(r.stdout).toBe("");
   });
 

@@ -1,0 +1,60 @@
+/**
+ * `benefits-sync reconcile --from A --to B --out DIR [--as-of DATE] [--json]`: compare two periods
+ * of the snapshot (see src/reports/reconcile.ts). Exit 0 written and the arithmetic holds; 1 the
+ * report was written but its arithmetic does not hold (the snapshot's history is inconsistent), or
+ * the folder could not be written; 2 bad usage (an unknown or unfinished run, no run by that date).
+ */
+import { existsSync } from "node:fs";
+import { relative, resolve } from "node:path";
+import { ConfigError } from "../../errors.js";
+import type { CommandContext } from "../context.js";
+import { ExitCode } from "../exit-codes.js";
+
+export async function run(ctx: CommandContext): Promise<number> {
+  const o = ctx.options as { from?: string; to?: string; out?: string; asOf?: string };
+  const problems: string[] = [];
+  if (o.from === undefined) problems.push("--from: the earlier period is required: a run id, or a date YYYY-MM-DD (the last successful run on or before it)");
+  if (o.to === undefined) problems.push("--to: the later period is required: a run id, or a date YYYY-MM-DD (the last successful run on or before it)");
+  if (o.out === undefined || o.out === "") problems.push("--out: the directory to write the report into is required (it is created if missing; its parent must exist)");
+  if (problems.length) throw new ConfigError(problems);
+  const config = ctx.config();
+  if (config.db !== ":memory:" && !existsSync(config.db)) {
+    throw new ConfigError([`db: no snapshot at ${config.db}; run \`benefits-sync sync\` first, or point --db at one`]);
+  }
+  const { openDatabase } = await import("../../store/database.js");
+  const { reconcile, reportJson } = await import("../../reports/reconcile.js");
+  const { arithmeticLines } = await import("../../reports/render.js");
+  const { OutputError } = await import("../../sinks/output-error.js");
+  const db = openDatabase(config.db, { readonly: true });
+  let report;
+  try {
+    report = reconcile(db, { from: o.from!, to: o.to!, outDir: resolve(ctx.cwd, o.out!), ...(o.asOf ? { asOf: o.asOf } : {}) });
+  } catch (e) {
+    if (e instanceof OutputError) {
+      ctx.stderr.write(`benefits-sync reconcile: ${e.message}\n`);
+      return ExitCode.RUN_FAILED;
+    }
+    throw e;
+  } finally {
+    db.close();
+  }
+  const failed = arithmeticLines(report).filter((l) => !l.holds);
+  for (const l of failed) ctx.stderr.write(`benefits-sync reconcile: the arithmetic does not hold: ${l.text}\n`);
+  if (ctx.globals.json) {
+    ctx.stdout.write(`${JSON.stringify(reportJson(report))}\n`);
+  } else if (!ctx.globals.quiet || failed.length) {
+    const rel = (p: string) => relative(ctx.cwd, p) || ".";
+    const r = report;
+    const say = (s: string) => ctx.stdout.write(`${s}\n`);
+    say(`Reconciliation of run ${r.from.runId} (${r.from.startedAt}) with run ${r.to.runId} (${r.to.startedAt}):`);
+    say(`  members    ${r.members.from} -> ${r.members.to} (${r.members.added} added, ${r.members.deleted} deleted)`);
+    const mv = r.coverages.movement;
+    say(`  coverages  ${mv.addition} additions, ${mv.termination} terminations, ${mv.reinstatement} reinstatements, ${mv.change} changes, ${mv.deletion} deletions`);
+    say(`  claims     ${r.claims.from.count} -> ${r.claims.to.count}; paid ${r.claims.from.paid} -> ${r.claims.to.paid}`);
+    const findings = Object.entries(r.findings).filter(([, v]) => v > 0);
+    say(`  findings   ${findings.length ? findings.map(([k, v]) => `${k} ${v}`).join(", ") : "none"}`);
+    say(`  arithmetic ${failed.length ? "DOES NOT HOLD (see above)" : "holds"}`);
+    say(`Report: ${rel(`${r.dir}/report.html`)} (and summary.md, report.json, CSV files in ${rel(r.dir)}/)`);
+  }
+  return failed.length ? ExitCode.RUN_FAILED : ExitCode.OK;
+}

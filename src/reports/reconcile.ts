@@ -1,0 +1,187 @@
+/**
+ * `benefits-sync reconcile --from A --to B --out DIR`: what changed between two runs, in the terms
+ * of finance and eligibility teams, and whether it adds up.
+ *
+ * Everything is read in one read transaction (a sync may be writing meanwhile: WAL gives this
+ * report the snapshot as it was when it began), written into a staging folder inside DIR, and
+ * moved into DIR only when every file is complete: a report appears whole or not at all.
+ */
+import { lstatSync, mkdtempSync, renameSync, rmSync, type Stats } from "node:fs";
+import { join } from "node:path";
+import type { Database } from "better-sqlite3";
+import { ConfigError } from "../errors.js";
+import { csvRow } from "../sinks/csv/csv-row.js";
+import { HashedFile } from "../sinks/files/hashed-file.js";
+import { MANIFEST, type ManifestFile } from "../sinks/files/manifest.js";
+import { prepareOutputDir } from "../sinks/output-dir.js";
+import { OutputError, explainFsError } from "../sinks/output-error.js";
+import type { ReportScope } from "./as-of.js";
+import { CheckNames, type CheckName } from "./check-names.js";
+import { claimsFigures, type ClaimsFigures } from "./claims.js";
+import { FindingColumns, runChecks, type Finding } from "./checks.js";
+import { EligibilityColumns, auditRows, membershipFigures, type EligibilityRow, type MembershipFigures } from "./membership.js";
+import { resolvePeriod, type Period } from "./periods.js";
+import { renderHtml, renderMarkdown } from "./render.js";
+
+export interface ReconcileOptions {
+  /** A run id or a date (YYYY-MM-DD): the last successful run on or before it. */
+  readonly from: string;
+  readonly to: string;
+  readonly outDir: string;
+  /** The date "terminated" is judged against; default: the date run B started (UTC). */
+  readonly asOf?: string;
+  /** Findings listed by name in the summary and the HTML page, per check (all are in findings.csv). */
+  readonly examplesPerCheck?: number;
+}
+
+export interface ReconcileReport {
+  from: Period;
+  to: Period;
+  asOfDate: string;
+  members: MembershipFigures["members"];
+  coverages: Omit<MembershipFigures, "members" | "holds">;
+  claims: ClaimsFigures;
+  eligibility: { changes: number; audit: number };
+  findings: Record<CheckName, number>;
+  /** The first findings of each check, for the summary and the page. */
+  examples: Record<CheckName, Finding[]>;
+  /** A + movement = B for the members, every membership cell and every claim status. */
+  arithmeticHolds: boolean;
+  dir: string;
+  files: ManifestFile[];
+}
+
+/**
+ * The figures of `--json` and report.json: the totals, the movement and the number of findings per
+ * check. The per-cell and per-group tables and the findings themselves are in the CSV files.
+ */
+export function reportJson(r: ReconcileReport): Record<string, unknown> {
+  const { examples: _examples, files, coverages, claims, ...figures } = r;
+  const { cells: _cells, ...coverageTotals } = coverages;
+  const { byGroup: _byGroup, ...claimTotals } = claims;
+  return { ...figures, coverages: coverageTotals, claims: claimTotals, files: files.map((f) => f.file) };
+}
+
+export function reconcile(db: Database, opts: ReconcileOptions): ReconcileReport {
+  db.exec("BEGIN");
+  try {
+    const from = resolvePeriod(db, opts.from, "--from");
+    const to = resolvePeriod(db, opts.to, "--to");
+    if (from.runId > to.runId) {
+      throw new ConfigError([`--from resolves to run ${from.runId}, later than --to's run ${to.runId}: give the earlier period as --from`]);
+    }
+    // Checked after the periods: a bad --from or --to creates no folder.
+    const outDir = prepareOutputDir(opts.outDir);
+    const runDates = new Map((db.prepare("SELECT run_id, substr(started_at, 1, 10) AS d FROM _runs").all() as { run_id: number; d: string }[]).map((r) => [r.run_id, r.d]));
+    const scope: ReportScope = { db, from, to, asOfDate: opts.asOf ?? to.date, runDates };
+    return write(outDir, scope, opts.examplesPerCheck ?? 10);
+  } finally {
+    db.exec("DROP TABLE IF EXISTS temp.moves_members; DROP TABLE IF EXISTS temp.moves_coverages; DROP TABLE IF EXISTS temp.moves_claims");
+    db.exec("DROP TABLE IF EXISTS temp.cov_b; DROP TABLE IF EXISTS temp.plans_b; DROP TABLE IF EXISTS temp.groups_b");
+    if (db.inTransaction) db.exec("ROLLBACK");
+  }
+}
+
+function write(outDir: string, scope: ReportScope, examplesPerCheck: number): ReconcileReport {
+  const staging = mkdtempSync(join(outDir, ".reconcile-"));
+  const open: HashedFile[] = [];
+  try {
+    const files: ManifestFile[] = [];
+    const csv = (name: string, header: readonly string[]): HashedFile => {
+      const f = new HashedFile(staging, name);
+      open.push(f);
+      f.text(csvRow(header));
+      return f;
+    };
+    const done = (f: HashedFile): void => {
+      files.push(f.close());
+    };
+    const row = (f: HashedFile, cols: readonly string[], r: Record<string, unknown>) => f.row(csvRow(cols.map((c) => String(r[c] ?? ""))));
+
+    const changes = csv("eligibility-changes.csv", EligibilityColumns);
+    let changeRows = 0;
+    const membership = membershipFigures(scope, (e: EligibilityRow) => {
+      changeRows++;
+      row(changes, EligibilityColumns, e as unknown as Record<string, unknown>);
+    });
+    done(changes);
+    const audit = csv("eligibility-audit.csv", EligibilityColumns);
+    const auditCount = auditRows(scope, (e) => row(audit, EligibilityColumns, e as unknown as Record<string, unknown>));
+    done(audit);
+
+    const cells = csv("membership.csv", ["group_id", "group_policy_id", "plan_id", "status", "at_from", "added", "deleted", "moved_in", "moved_out", "at_to", "adds_up"]);
+    for (const c of membership.cells) {
+      cells.row(csvRow([c.groupId, c.groupPolicyId, c.planId, c.status, String(c.from), String(c.added), String(c.deleted), String(c.movedIn), String(c.movedOut), String(c.to), c.holds ? "yes" : "NO"]));
+    }
+    done(cells);
+
+    const claims = claimsFigures(scope);
+    const byGroup = csv("claims.csv", ["group_id", "status", "from_count", "from_billed", "from_allowed", "from_paid", "to_count", "to_billed", "to_allowed", "to_paid"]);
+    for (const g of claims.byGroup) {
+      byGroup.row(csvRow([g.groupId, g.status, String(g.from.count), g.from.billed, g.from.allowed, g.from.paid, String(g.to.count), g.to.billed, g.to.allowed, g.to.paid]));
+    }
+    done(byGroup);
+    const transitions = csv("claim-transitions.csv", ["from_status", "to_status", "claims", "paid_change"]);
+    for (const t of claims.transitions) transitions.row(csvRow([t.from, t.to, String(t.count), t.paidChange]));
+    done(transitions);
+
+    const findingsFile = csv("findings.csv", FindingColumns);
+    const examples = Object.fromEntries(CheckNames.map((c) => [c, [] as Finding[]])) as Record<CheckName, Finding[]>;
+    const findings = runChecks(scope, (f) => {
+      row(findingsFile, FindingColumns, f as unknown as Record<string, unknown>);
+      if (examples[f.check].length < examplesPerCheck) examples[f.check].push(f);
+    });
+    done(findingsFile);
+
+    const { members, holds: membershipHolds, ...coverages } = membership;
+    const report: ReconcileReport = {
+      from: scope.from,
+      to: scope.to,
+      asOfDate: scope.asOfDate,
+      members,
+      coverages,
+      claims,
+      eligibility: { changes: changeRows, audit: auditCount },
+      findings,
+      examples,
+      arithmeticHolds: membershipHolds && claims.holds,
+      dir: outDir,
+      files,
+    };
+    const text = (name: string, body: string): ManifestFile => {
+      const f = new HashedFile(staging, name);
+      open.push(f);
+      f.text(body);
+      return f.close();
+    };
+    // The page and the summary list every file but themselves and the manifest.
+    const listed = [...files];
+    files.push(text("summary.md", renderMarkdown(report, listed)));
+    files.push(text("report.html", renderHtml(report, listed)));
+    files.push(text("report.json", `${JSON.stringify(reportJson({ ...report, files }), null, 2)}\n`));
+    text(MANIFEST, `${JSON.stringify({ kind: "reconciliation", from: scope.from.runId, to: scope.to.runId, files }, null, 2)}\n`);
+    // Everything is complete: move the files in, the manifest last. A name taken by something
+    // that is not a file would stop the moves halfway: refused before the first.
+    for (const f of [...files.map((x) => x.file), MANIFEST]) {
+      const target = join(outDir, f);
+      const st = lstatOrUndefined(target);
+      if (st && !st.isFile()) throw new OutputError(target, "it exists and is not a file", `move it away; the report writes ${f} there`);
+    }
+    for (const f of [...files.map((x) => x.file), MANIFEST]) renameSync(join(staging, f), join(outDir, f));
+    report.files = files;
+    return report;
+  } catch (e) {
+    throw explainFsError(outDir, outDir, e);
+  } finally {
+    for (const f of open) f.abandon();
+    rmSync(staging, { recursive: true, force: true });
+  }
+}
+
+function lstatOrUndefined(p: string): Stats | undefined {
+  try {
+    return lstatSync(p);
+  } catch {
+    return undefined;
+  }
+}
