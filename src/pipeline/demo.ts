@@ -8,6 +8,7 @@ import { openDatabase } from "../store/database.js";
 import { loadOrCreatePiiKey } from "../store/pii.js";
 import { SnapshotStore } from "../store/snapshot.js";
 import { rollingWindow } from "../extract/scopes.js";
+import { reconcile, type ReconcileReport } from "../reports/reconcile.js";
 import { sync, type RunReport, type SyncProgress } from "./sync.js";
 
 export interface DemoOptions {
@@ -27,6 +28,8 @@ export interface DemoResult {
   readonly deltas: RunCsvResult;
   /** The second run's recorded changes equal the sandbox's ground truth (within the claims window). */
   readonly matchesGroundTruth: boolean;
+  /** The reconciliation of the first run with the second. */
+  readonly report: ReconcileReport;
 }
 
 const DEMO_MEMBERS = 5000;
@@ -36,7 +39,8 @@ const DEMO_LOOKBACK_DAYS = 365;
 
 /**
  * The whole story on an in-process sandbox: sync, a simulated day of changes, sync again, write
- * that run's deltas, and check the recorded changes against the sandbox's ground truth.
+ * that run's deltas, check the recorded changes against the sandbox's ground truth, and reconcile
+ * the two runs into a report.
  */
 export async function runDemo(opts: DemoOptions): Promise<DemoResult> {
   const say = opts.say ?? (() => {});
@@ -45,7 +49,8 @@ export async function runDemo(opts: DemoOptions): Promise<DemoResult> {
   const dbPath = join(outDir, "demo.db");
   // The demo starts from nothing each time; it only ever removes its own files.
   for (const f of [dbPath, `${dbPath}-wal`, `${dbPath}-shm`]) if (existsSync(f)) rmSync(f);
-  const sb = await startSandbox({ members: opts.members ?? DEMO_MEMBERS, seed: opts.seed ?? 1 });
+  // One record of each kind the report's consistency checks look for, so the report has findings to show.
+  const sb = await startSandbox({ members: opts.members ?? DEMO_MEMBERS, seed: opts.seed ?? 1, inconsistencies: true });
   const client = createClient({ baseUrl: sb.baseUrl, apiKey: sb.keys.full });
   const db = openDatabase(dbPath);
   try {
@@ -74,7 +79,9 @@ export async function runDemo(opts: DemoOptions): Promise<DemoResult> {
     ]);
     const matches = JSON.stringify(recorded.map((c) => `${c.resource} ${c.op} ${c.id}`).sort()) === JSON.stringify(truth.sort());
     const deltas = writeRunCsv(db, second.runId, join(outDir, "deltas"));
-    return { dbPath, first, second, changeSet, deltas, matchesGroundTruth: matches };
+    // The sandbox's calendar is simulated: plan years are judged against its today, not the clock's.
+    const report = reconcile(db, { from: String(first.runId), to: String(second.runId), outDir: join(outDir, "report"), asOf: sb.today });
+    return { dbPath, first, second, changeSet, deltas, matchesGroundTruth: matches, report };
   } finally {
     db.close();
     await client.close();

@@ -34,7 +34,7 @@ export function arithmeticLines(r: ReconcileReport): { text: string; holds: bool
   });
   for (const a of r.claims.arithmetic) out.push({ text: `claims ${a.status}: at A − what left + what came = at B, in count and in billed, allowed and paid`, holds: a.holds });
   out.push({
-    text: `claims paid: ${r.claims.from.paid} at A + ${r.claims.paidMovement.total} moved = ${r.claims.to.paid} at B`,
+    text: `claims paid total: ${r.claims.from.paid} at A + ${r.claims.paidMovement.total} moved = ${r.claims.to.paid} at B`,
     holds: r.claims.holds,
   });
   return out;

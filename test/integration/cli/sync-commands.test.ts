@@ -164,5 +164,12 @@ describe("benefits-sync sync / runs / demo", () => {
       expect(text.toString("utf8").trimEnd().split("\r\n").length - 1).toBeGreaterThanOrEqual(f.rows);
       expect(text.toString("utf8").split("\r\n")[0]).toMatch(/^op,run_id,/);
     }
+    // It ends with the reconciliation of its two runs: the page's path on the last line.
+    const last = r.stdout.trimEnd().split("\n").pop()!;
+    expect(last).toBe(`Report: ${join("demo", "report", "report.html")}`);
+    expect(readFileSync(join(dir, "demo", "report", "report.html"), "utf8")).toContain("<svg");
+    const report = JSON.parse(readFileSync(join(out, "report", "report.json"), "utf8")) as { from: { runId: number }; to: { runId: number }; arithmeticHolds: boolean; findings: Record<string, number> };
+    expect([report.from.runId, report.to.runId, report.arithmeticHolds]).toEqual([1, 2, true]);
+    expect(report.findings.overlapping_coverages).toBeGreaterThanOrEqual(1);
   }, 60_000);
 });

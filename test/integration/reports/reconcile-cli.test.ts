@@ -1,0 +1,134 @@
+/**
+ * `benefits-sync reconcile` as users meet it: periods given by run id or date, a failed run among
+ * the succeeded ones (refused as a period, and a period spanning it still adds up), a sync holding
+ * the write lock meanwhile, bad input that changes nothing, an output folder that cannot take the
+ * files, and a snapshot whose history does not add up (exit 1, the page says so).
+ */
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import BetterSqlite3 from "better-sqlite3";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ExitCode } from "../../../src/cli/exit-codes.js";
+import { startSandbox, type Sandbox } from "../../../src/sandbox/index.js";
+import { ALL_CLAIMS } from "../../helpers/sandbox-truth.js";
+import { runCli } from "../../unit/cli/run-cli.js";
+
+let sb: Sandbox;
+let dir: string;
+let env: Record<string, string>;
+const window = ["--claims-since", ALL_CLAIMS.from, "--claims-until", ALL_CLAIMS.to, "--quiet"];
+const lastJson = (out: string): Record<string, any> => JSON.parse(out.trim().split("\n").pop()!) as Record<string, any>;
+
+beforeAll(async () => {
+  sb = await startSandbox({ members: 600, seed: 31, inconsistencies: true });
+  dir = mkdtempSync(join(tmpdir(), "bsync-reconcile-cli-"));
+  env = { BENEFITS_BASE_URL: sb.baseUrl, BENEFITS_API_KEY: sb.keys.full, BENEFITS_DB: join(dir, "snap.db"), BENEFITS_PII_KEY: "reconcile-cli-pii-key-0123456789" };
+  writeFileSync(join(dir, "once.json"), JSON.stringify({ http: { retry: { maxAttempts: 1 } } }));
+  // Run 1 succeeds; a day; run 2 fails halfway through the members (after committing pages); run 3 resumes and succeeds.
+  expect((await runCli(["sync", ...window], { env, cwd: dir })).code).toBe(ExitCode.OK);
+  await sb.advance();
+  sb.setFaults({ pathPrefix: "/v2/members", afterRequests: 2, http503: 1 });
+  expect((await runCli(["sync", ...window, "--config", join(dir, "once.json")], { env, cwd: dir })).code).toBe(ExitCode.RUN_FAILED);
+  sb.setFaults({});
+  expect((await runCli(["sync", ...window], { env, cwd: dir })).code).toBe(ExitCode.OK);
+}, 120_000);
+afterAll(async () => {
+  await sb?.close();
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+describe("benefits-sync reconcile", () => {
+  it("--json prints the contract's figures; a period spanning a failed run adds up", async () => {
+    const r = await runCli(["reconcile", "--from", "1", "--to", "3", "--out", "r13", "--json", "--as-of", sb.today], { env, cwd: dir });
+    expect(r.stderr).toBe("");
+    expect(r.code).toBe(ExitCode.OK);
+    const j = lastJson(r.stdout);
+    expect(j.from.runId).toBe(1);
+    expect(j.to.runId).toBe(3);
+    expect(typeof j.members.from).toBe("number");
+    expect(j.members.to).toBe([...sb.iterate("members")].length);
+    expect(j.claims.to.count).toBe([...sb.iterate("claims")].length);
+    for (const k of ["from", "to"]) expect(j.claims[k].paid).toMatch(/^-?\d+\.\d{2}$/);
+    expect(j.arithmeticHolds).toBe(true);
+    expect(Object.keys(j.findings).sort()).toEqual(
+      ["claim_amount_not_decimal", "claim_member_not_covered_in_group", "claim_outside_coverage", "coverage_plan_not_in_group", "member_of_terminated_group", "overlapping_coverages"],
+    );
+    expect(readdirSync(join(dir, "r13")).sort()).toEqual(
+      ["claim-transitions.csv", "claims.csv", "eligibility-audit.csv", "eligibility-changes.csv", "findings.csv", "manifest.json", "membership.csv", "report.html", "report.json", "summary.md"],
+    );
+  });
+
+  it("a date means the last successful run that started on or before it", async () => {
+    const today = new Date().toISOString().slice(0, 10);
+    const r = await runCli(["reconcile", "--from", "2000-01-01", "--to", today, "--out", "bydate", "--json"], { env, cwd: dir });
+    expect(r.code).toBe(ExitCode.USAGE);
+    expect(r.stderr).toMatch(/--from 2000-01-01: no run succeeded on or before 2000-01-01 \(UTC\); the first successful run started at \d{4}-/);
+    const ok = await runCli(["reconcile", "--from", "1", "--to", today, "--out", "bydate", "--json"], { env, cwd: dir });
+    expect(ok.code).toBe(ExitCode.OK);
+    expect(lastJson(ok.stdout).to.runId).toBe(3);
+  });
+
+  it("bad input exits 2, names the problem and writes nothing", async () => {
+    const cases: [string[], RegExp][] = [
+      [["--from", "2", "--to", "3"], /--from 2: run 2 failed; its walk is partial/],
+      [["--from", "9", "--to", "3"], /--from 9: there is no run 9 in this snapshot/],
+      [["--from", "3", "--to", "1"], /--from resolves to run 3, later than --to's run 1/],
+      [["--from", "last week", "--to", "3"], /--from "last week": expected a run id \(e\.g\. 7\) or a date YYYY-MM-DD/],
+      [["--from", "1"], /--to: the later period is required/],
+      [["--from", "1", "--to", "3", "--as-of", "2026-02-30"], /expected a date YYYY-MM-DD/],
+    ];
+    for (const [args, message] of cases) {
+      const out = join(dir, "never");
+      const r = await runCli(["reconcile", ...args, ...(args.includes("--to") ? ["--out", out] : [])], { env, cwd: dir });
+      expect(r.code, args.join(" ")).toBe(ExitCode.USAGE);
+      expect(r.stderr, args.join(" ")).toMatch(message);
+      expect(existsSync(out), args.join(" ")).toBe(false);
+    }
+  });
+
+  it("reads while a sync holds the write lock: the report sees the snapshot as it was", async () => {
+    const writer = new BetterSqlite3(env.BENEFITS_DB!);
+    try {
+      writer.exec("BEGIN IMMEDIATE");
+      writer.prepare("UPDATE _runs SET job = job WHERE run_id = 1").run();
+      const r = await runCli(["reconcile", "--from", "1", "--to", "3", "--out", "locked", "--json"], { env, cwd: dir });
+      expect(r.code).toBe(ExitCode.OK);
+      expect(lastJson(r.stdout).arithmeticHolds).toBe(true);
+    } finally {
+      writer.exec("ROLLBACK");
+      writer.close();
+    }
+  });
+
+  it("an output folder that cannot take a file: exit 1, nothing moved in, no staging left", async () => {
+    const out = join(dir, "blocked");
+    mkdirSync(join(out, "report.html"), { recursive: true });
+    writeFileSync(join(out, "summary.md"), "an earlier summary");
+    const r = await runCli(["reconcile", "--from", "1", "--to", "3", "--out", out], { env, cwd: dir });
+    expect(r.code).toBe(ExitCode.RUN_FAILED);
+    expect(r.stderr).toMatch(/report\.html.*it exists and is not a file.*move it away/s);
+    expect(readdirSync(out).sort()).toEqual(["report.html", "summary.md"]);
+    expect(readFileSync(join(out, "summary.md"), "utf8")).toBe("an earlier summary");
+  });
+
+  it("a history that does not add up exits 1 and says so in every output", async () => {
+    // A copy of the snapshot with one coverage given a second current version by run 3 (a corrupt history).
+    const broken = join(dir, "broken.db");
+    const source = new BetterSqlite3(env.BENEFITS_DB!, { readonly: true });
+    source.exec(`VACUUM INTO '${broken}'`);
+    source.close();
+    const db = new BetterSqlite3(broken);
+    const victim = db.prepare("SELECT vid FROM _coverages_v WHERE valid_from_run = 1 AND valid_to_run IS NULL AND status = 'active' LIMIT 1").pluck().get() as number;
+    const cols = (db.prepare("SELECT name FROM pragma_table_info('_coverages_v') WHERE name <> 'vid'").pluck().all() as string[]).map((c) => `"${c}"`);
+    db.prepare(`INSERT INTO _coverages_v (${cols.join(", ")}) SELECT ${cols.map((c) => (c === '"valid_from_run"' ? "3" : c === '"status"' ? "'pending'" : c === '"hash"' ? "'corrupt'" : c)).join(", ")} FROM _coverages_v WHERE vid = ?`).run(victim);
+    db.close();
+    const r = await runCli(["reconcile", "--from", "1", "--to", "3", "--out", "broken", "--json"], { env: { ...env, BENEFITS_DB: broken }, cwd: dir });
+    expect(r.code).toBe(ExitCode.RUN_FAILED);
+    expect(r.stderr).toMatch(/the arithmetic does not hold: coverages: .* 1 cell\(s\) do not/);
+    expect(lastJson(r.stdout).arithmeticHolds).toBe(false);
+    expect(readFileSync(join(dir, "broken", "report.html"), "utf8")).toContain("THE ARITHMETIC DOES NOT HOLD");
+    expect(readFileSync(join(dir, "broken", "summary.md"), "utf8")).toContain("THE ARITHMETIC DOES NOT HOLD");
+    expect(readFileSync(join(dir, "broken", "membership.csv"), "utf8")).toMatch(/,NO\r\n/);
+  });
+});
