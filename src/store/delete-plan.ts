@@ -136,10 +136,14 @@ function unconfirmable(run: ActiveRun, child: StoredResource, groupId: string | 
   return false;
 }
 
-/** Whether a record proven gone was one of a scope's (the per-scope rule counts it there). */
+/**
+ * Whether a record proven gone was one of a scope's (the per-scope rule counts it there). A claim
+ * is one of its own group's scope only: a claim of another group (or of a group gone from the
+ * listing) was never this scope's to list, so its delete says nothing about this scope emptying.
+ */
 function belongsTo(c: Candidate, s: Scope): boolean {
   if (s.resource === "members") return !c.groups || c.groups.length === 0 || c.groups.includes(s.filters.groupId ?? "");
-  if (s.resource === "claims") return windowMissed(c, [s]);
+  if (s.resource === "claims") return (s.filters.groupId === undefined || s.filters.groupId === c.part) && windowMissed(c, [s]);
   return true;
 }
 

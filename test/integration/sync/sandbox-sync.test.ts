@@ -65,6 +65,21 @@ describe.each(["this thread", "a worker thread"] as const)("sync against the san
     expect(recordedChanges(t.db, third.runId)).toEqual(changeSetLines(cs2));
   });
 
+  it("a week between runs: the claims voided that week are deleted, not refused because a group with no claims listed none", async () => {
+    // The sandbox voids one claim a day; a prior-year group has no claims at all. The delete guard
+    // once counted every deleted claim against every empty group's scope ("a scope emptied").
+    const { sb, client, t } = await setup();
+    expect((await run(client, t)).status).toBe("succeeded");
+    let voided = 0;
+    for (let d = 0; d < 7; d++) voided += (await sb.advance()).changes.claims.deleted.length;
+    expect(voided).toBeGreaterThanOrEqual(5);
+    const second = await run(client, t);
+    expect(second.error?.message).toBeUndefined();
+    expect(second.status).toBe("succeeded");
+    expect(second.resources.claims?.deleted).toBe(voided);
+    expectSnapshotEqualsSandbox(sb, t);
+  });
+
   it("with 429s, 500s, resets and slow pages the result is the same", async () => {
     const { sb, client, t } = await setup();
     await run(client, t);

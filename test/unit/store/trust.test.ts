@@ -243,6 +243,25 @@ describe("4. child deletes and the delete guard", () => {
     expect(ok.resources.plans?.deleted).toBe(6);
   });
 
+  it("claims: a group whose listing drops to none fails the run; deletes in one group never count against another that lists none", async () => {
+    const t = setup();
+    const eight = ["a", "b", "c", "d", "e", "f", "g", "h"].map((id, i) => claim(`k-${id}`, "G1", ["a", "b", "c", "d", "e", "f"][i % 6]!, "2026-02-01"));
+    let d = data(sixInG1(), { claims: eight });
+    const all = ["groups", "members", "claims"] as const;
+    expect((await syncStarted({ source: memorySource(() => d), store: t.store, claimsWindow: window, resources: [...all] })).status).toBe("succeeded");
+    // Six of G1's claims voided; G1 still lists two, G2 (no claims ever) lists none, as before.
+    d = data(sixInG1(), { claims: eight.slice(6) });
+    const r = await syncStarted({ source: memorySource(() => d), store: t.store, claimsWindow: window, resources: [...all] });
+    expect(r.error?.message).toBeUndefined();
+    expect(r.resources.claims?.deleted).toBe(6);
+    // The last two go as well: G1's listing now drops to none, which the guard refuses.
+    d = data(sixInG1(), { claims: [] });
+    const more = await syncStarted({ source: memorySource(() => d), store: t.store, claimsWindow: window, resources: [...all], deletePolicy: { emptyScopeMin: 2 } });
+    expect(more.error?.code).toBe("DELETE_GUARD");
+    expect(more.error?.message).toMatch(/claims\?[^ ]*groupId=G1[^ ]* listed no record where 2 were stored/);
+    expect(more.error?.message).not.toMatch(/groupId=G2/);
+  });
+
   it("coverages: [] for every member of a group fails the run too", async () => {
     const t = setup();
     let d = data(sixInG1());
