@@ -36,8 +36,8 @@ export function generateClaim(world: World, idx: number): ClaimRec | undefined {
   const receivedDay = world.claimFirstDay + day;
   const lag = Math.min(rng.int(8) + rng.int(8), 13);
   const from = receivedDay - lag;
-  const to = rng.chance(0.8) ? from : Math.min(receivedDay, from + rng.range(1, 4));
-  // No claim outside the member's coverage.
+  // No claim outside the member's coverage: a stay that would run past the coverage's end ends with it.
+  const to = Math.min(rng.chance(0.8) ? from : Math.min(receivedDay, from + rng.range(1, 4)), hh.endDay >= 0 ? hh.endDay : Infinity);
   if (from < hh.startDay || (hh.endDay >= 0 && from > hh.endDay)) return undefined;
 
   const nLines = rng.chance(0.1) ? 4 : rng.range(1, 3);
