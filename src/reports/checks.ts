@@ -44,26 +44,30 @@ export function runChecks(scope: ReportScope, onFinding: (f: Finding) => void): 
     CREATE INDEX temp.groups_b_id ON groups_b (id);
   `);
 
-  // Claims: the member has no coverage in the claim's group; or has, but none spans the service dates.
+  // Claims: the member has no coverage in the claim's group (covered is null); or has, but none
+  // spans the service dates (covered is 0). One index lookup per claim; the spans are read for
+  // the claims flagged only.
   const claims = db.prepare(
     `SELECT * FROM (
        SELECT c.id, c.memberId, c.groupId, c.planId, c.coverageId, c.serviceDateFrom, c.serviceDateTo,
-              EXISTS (SELECT 1 FROM cov_b k WHERE k.memberId = c.memberId AND k.groupId = c.groupId) AS in_group,
-              EXISTS (SELECT 1 FROM cov_b k WHERE k.memberId = c.memberId AND k.groupId = c.groupId
-                        AND k.startDate <= c.serviceDateFrom
-                        AND (k.endDate IS NULL OR k.endDate >= COALESCE(c.serviceDateTo, c.serviceDateFrom))) AS covered,
-              (SELECT group_concat(COALESCE(k.startDate, '?') || '..' || COALESCE(k.endDate, 'open'), ', ') FROM cov_b k
-                 WHERE k.memberId = c.memberId AND k.groupId = c.groupId) AS spans,
+              (SELECT MAX(COALESCE(k.startDate <= c.serviceDateFrom AND (k.endDate IS NULL OR k.endDate >= COALESCE(c.serviceDateTo, c.serviceDateFrom)), 0))
+                 FROM cov_b k WHERE k.memberId = c.memberId AND k.groupId = c.groupId) AS covered,
               (c.claimAmount IS NOT NULL AND c.claimAmount_cents IS NULL) OR (c.allowedAmount IS NOT NULL AND c.allowedAmount_cents IS NULL)
                 OR (c.paidAmount IS NOT NULL AND c.paidAmount_cents IS NULL) AS inexact
        FROM _claims_v c WHERE ${asOf("c", ":b")})
-     WHERE NOT in_group OR NOT covered OR inexact
-     ORDER BY id`,
+     WHERE covered IS NULL OR covered = 0 OR inexact
+     ORDER BY +id`,
   );
+  const spans = db
+    .prepare("SELECT group_concat(COALESCE(startDate, '?') || '..' || COALESCE(endDate, 'open'), ', ') FROM cov_b WHERE memberId = ? AND groupId = ?")
+    .pluck();
   for (const r of claims.iterate({ b: p.b }) as Iterable<Record<string, unknown>>) {
     const base = { record_id: s(r.id), member_id: s(r.memberId), claim_id: s(r.id), coverage_id: s(r.coverageId), group_id: s(r.groupId), plan_id: s(r.planId) };
-    if (!r.in_group) emit({ check: "claim_member_not_covered_in_group", ...base, detail: `member ${s(r.memberId)} has no coverage in group ${s(r.groupId)} as of run ${p.b}` });
-    else if (!r.covered) emit({ check: "claim_outside_coverage", ...base, detail: `service ${range(r.serviceDateFrom, r.serviceDateTo ?? r.serviceDateFrom)}; coverage in group ${s(r.groupId)}: ${s(r.spans)}` });
+    if (r.covered === null) emit({ check: "claim_member_not_covered_in_group", ...base, detail: `member ${s(r.memberId)} has no coverage in group ${s(r.groupId)} as of run ${p.b}` });
+    else if (r.covered === 0) {
+      const span = s(spans.get(r.memberId, r.groupId));
+      emit({ check: "claim_outside_coverage", ...base, detail: `service ${range(r.serviceDateFrom, r.serviceDateTo ?? r.serviceDateFrom)}; coverage in group ${s(r.groupId)}: ${span}` });
+    }
     if (r.inexact) emit({ check: "claim_amount_not_decimal", ...base, detail: "an amount is not a decimal with at most two places; the sums leave it out" });
   }
 

@@ -298,7 +298,7 @@ export function auditRows(scope: ReportScope, onRow: (row: EligibilityRow) => vo
      FROM _coverages_v c
      LEFT JOIN _members_v m ON m.id = c.memberId AND ${asOf("m", ":b")}
      WHERE ${asOf("c", ":b")}
-     ORDER BY c.id`,
+     ORDER BY +c.id`,
   );
   let n = 0;
   for (const r of stmt.iterate(params(scope)) as Iterable<Record<string, unknown>>) {
