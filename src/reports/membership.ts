@@ -167,7 +167,7 @@ export function membershipFigures(scope: ReportScope, onEvent: (row: Eligibility
     ["memberId", "groupId", "groupPolicyId", "planId", "status", "startDate", "endDate", "data"].map((c) => `${pfx}."${c}" AS ${pfx}_${c}`).join(", ");
   const person = (pfx: string) => ["subscriberId", "relationship", "lastName", "firstName", "dateOfBirth"].map((c) => `${pfx}."${c}" AS ${pfx}_${c}`).join(", ");
   const rows = db.prepare(
-    `SELECT m.id, m.observed_run, ${side("x")}, ${side("y")}, ${person("ma")}, ${person("mb")}
+    `SELECT m.id, m.observed_run, ${side("x")}, ${side("y")}, ${person("ma")}, ${person("mb")}, ma.vid AS ma_vid, mb.vid AS mb_vid
      FROM ${coverageMoves} m
      LEFT JOIN _coverages_v x ON x.vid = m.a_vid
      LEFT JOIN _coverages_v y ON y.vid = m.b_vid
@@ -198,7 +198,7 @@ export function membershipFigures(scope: ReportScope, onEvent: (row: Eligibility
     } else if (b) cell(b).added++;
     else if (a) cell(a).deleted++;
     const cov = (b ?? a)!;
-    const who = ((r.mb_subscriberId !== null ? pick(r, "mb", personCols) : r.ma_subscriberId !== null ? pick(r, "ma", personCols) : undefined) ?? {}) as Partial<MemberSide>;
+    const who = ((r.mb_vid !== null ? pick(r, "mb", personCols) : r.ma_vid !== null ? pick(r, "ma", personCols) : undefined) ?? {}) as Partial<MemberSide>;
     const fields = a && b ? changedFields(JSON.parse(a.data), JSON.parse(b.data)) : [];
     const memberId = s(cov.memberId);
     fields.push(...(memberChanges.get(memberId) ?? []));

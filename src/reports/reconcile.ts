@@ -32,6 +32,8 @@ export interface ReconcileOptions {
   readonly asOf?: string;
   /** Findings listed by name in the summary and the HTML page, per check (all are in findings.csv). */
   readonly examplesPerCheck?: number;
+  /** Told as each part of the report begins (a million members take about a minute in all). */
+  readonly onPhase?: (phase: string) => void;
 }
 
 export interface ReconcileReport {
@@ -74,7 +76,7 @@ export function reconcile(db: Database, opts: ReconcileOptions): ReconcileReport
     const outDir = prepareOutputDir(opts.outDir);
     const runDates = new Map((db.prepare("SELECT run_id, substr(started_at, 1, 10) AS d FROM _runs").all() as { run_id: number; d: string }[]).map((r) => [r.run_id, r.d]));
     const scope: ReportScope = { db, from, to, asOfDate: opts.asOf ?? to.date, runDates };
-    return write(outDir, scope, opts.examplesPerCheck ?? 10);
+    return write(outDir, scope, opts.examplesPerCheck ?? 10, opts.onPhase ?? (() => {}));
   } finally {
     db.exec("DROP TABLE IF EXISTS temp.moves_members; DROP TABLE IF EXISTS temp.moves_coverages; DROP TABLE IF EXISTS temp.moves_claims");
     db.exec("DROP TABLE IF EXISTS temp.cov_b; DROP TABLE IF EXISTS temp.plans_b; DROP TABLE IF EXISTS temp.groups_b");
@@ -82,7 +84,7 @@ export function reconcile(db: Database, opts: ReconcileOptions): ReconcileReport
   }
 }
 
-function write(outDir: string, scope: ReportScope, examplesPerCheck: number): ReconcileReport {
+function write(outDir: string, scope: ReportScope, examplesPerCheck: number, phase: (p: string) => void): ReconcileReport {
   const staging = mkdtempSync(join(outDir, ".reconcile-"));
   const open: HashedFile[] = [];
   try {
@@ -98,6 +100,7 @@ function write(outDir: string, scope: ReportScope, examplesPerCheck: number): Re
     };
     const row = (f: HashedFile, cols: readonly string[], r: Record<string, unknown>) => f.row(csvRow(cols.map((c) => String(r[c] ?? ""))));
 
+    phase("membership and its movement");
     const changes = csv("eligibility-changes.csv", EligibilityColumns);
     let changeRows = 0;
     const membership = membershipFigures(scope, (e: EligibilityRow) => {
@@ -105,6 +108,7 @@ function write(outDir: string, scope: ReportScope, examplesPerCheck: number): Re
       row(changes, EligibilityColumns, e as unknown as Record<string, unknown>);
     });
     done(changes);
+    phase("the 030 audit of coverage as of B");
     const audit = csv("eligibility-audit.csv", EligibilityColumns);
     const auditCount = auditRows(scope, (e) => row(audit, EligibilityColumns, e as unknown as Record<string, unknown>));
     done(audit);
@@ -115,6 +119,7 @@ function write(outDir: string, scope: ReportScope, examplesPerCheck: number): Re
     }
     done(cells);
 
+    phase("claims");
     const claims = claimsFigures(scope);
     const byGroup = csv("claims.csv", ["group_id", "status", "from_count", "from_billed", "from_allowed", "from_paid", "to_count", "to_billed", "to_allowed", "to_paid"]);
     for (const g of claims.byGroup) {
@@ -125,6 +130,7 @@ function write(outDir: string, scope: ReportScope, examplesPerCheck: number): Re
     for (const t of claims.transitions) transitions.row(csvRow([t.from, t.to, String(t.count), t.paidChange]));
     done(transitions);
 
+    phase("consistency checks");
     const findingsFile = csv("findings.csv", FindingColumns);
     const examples = Object.fromEntries(CheckNames.map((c) => [c, [] as Finding[]])) as Record<CheckName, Finding[]>;
     const findings = runChecks(scope, (f) => {
@@ -148,6 +154,7 @@ function write(outDir: string, scope: ReportScope, examplesPerCheck: number): Re
       dir: outDir,
       files,
     };
+    phase("summary and page");
     const text = (name: string, body: string): ManifestFile => {
       const f = new HashedFile(staging, name);
       open.push(f);

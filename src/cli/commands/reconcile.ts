@@ -28,7 +28,12 @@ export async function run(ctx: CommandContext): Promise<number> {
   const db = openDatabase(config.db, { readonly: true });
   let report;
   try {
-    report = reconcile(db, { from: o.from!, to: o.to!, outDir: resolve(ctx.cwd, o.out!), ...(o.asOf ? { asOf: o.asOf } : {}) });
+    // On a terminal, one redrawn line says which part is being read; a log (cron, a pipe) gets none.
+    const tty = (ctx.stderr as { isTTY?: boolean }).isTTY === true && !ctx.globals.quiet;
+    const started = Date.now();
+    const onPhase = tty ? (p: string) => ctx.stderr.write(`\r\x1b[2Kreconcile: ${p} (${((Date.now() - started) / 1000).toFixed(0)} s)`) : undefined;
+    report = reconcile(db, { from: o.from!, to: o.to!, outDir: resolve(ctx.cwd, o.out!), ...(o.asOf ? { asOf: o.asOf } : {}), ...(onPhase ? { onPhase } : {}) });
+    if (tty) ctx.stderr.write("\r\x1b[2K");
   } catch (e) {
     if (e instanceof OutputError) {
       ctx.stderr.write(`benefits-sync reconcile: ${e.message}\n`);

@@ -13,6 +13,8 @@ import { ExitCode } from "../../../src/cli/exit-codes.js";
 import { startSandbox, type Sandbox } from "../../../src/sandbox/index.js";
 import { ALL_CLAIMS } from "../../helpers/sandbox-truth.js";
 import { runCli } from "../../unit/cli/run-cli.js";
+import { reconcile } from "../../../src/reports/reconcile.js";
+import { openDatabase } from "../../../src/store/database.js";
 
 let sb: Sandbox;
 let dir: string;
@@ -57,6 +59,19 @@ describe("benefits-sync reconcile", () => {
     expect(readdirSync(join(dir, "r13")).sort()).toEqual(
       ["claim-transitions.csv", "claims.csv", "eligibility-audit.csv", "eligibility-changes.csv", "findings.csv", "manifest.json", "membership.csv", "report.html", "report.json", "summary.md"],
     );
+  });
+
+  it("tells each part as it begins (the CLI draws it on a terminal), and nothing when not asked", async () => {
+    const phases: string[] = [];
+    const db = openDatabase(env.BENEFITS_DB!, { readonly: true });
+    try {
+      reconcile(db, { from: "1", to: "3", outDir: join(dir, "phases"), onPhase: (p) => phases.push(p) });
+    } finally {
+      db.close();
+    }
+    expect(phases).toEqual(["membership and its movement", "the 030 audit of coverage as of B", "claims", "consistency checks", "summary and page"]);
+    const piped = await runCli(["reconcile", "--from", "1", "--to", "3", "--out", "phases"], { env, cwd: dir });
+    expect([piped.code, piped.stderr]).toEqual([ExitCode.OK, ""]);
   });
 
   it("a date means the last successful run that started on or before it", async () => {
