@@ -14,6 +14,7 @@ import { csvRow } from "../sinks/csv/csv-row.js";
 import { HashedFile } from "../sinks/files/hashed-file.js";
 import { MANIFEST, type ManifestFile } from "../sinks/files/manifest.js";
 import { prepareOutputDir } from "../sinks/output-dir.js";
+import { migrations } from "../store/migrations.js";
 import { OutputError, explainFsError } from "../sinks/output-error.js";
 import type { ReportScope } from "./as-of.js";
 import { CheckNames, type CheckName } from "./check-names.js";
@@ -65,6 +66,14 @@ export function reportJson(r: ReconcileReport): Record<string, unknown> {
 }
 
 export function reconcile(db: Database, opts: ReconcileOptions): ReconcileReport {
+  // Opened read-only, the snapshot is not migrated: one from an older benefits-sync lacks what the
+  // report reads.
+  const version = db.pragma("user_version", { simple: true }) as number;
+  if (version < migrations.length) {
+    throw new ConfigError([
+      `db: ${db.name} has schema version ${version}; this benefits-sync reads version ${migrations.length}. Run \`benefits-sync runs\` once (it upgrades the snapshot and changes no data), then reconcile again`,
+    ]);
+  }
   db.exec("BEGIN");
   try {
     const from = resolvePeriod(db, opts.from, "--from");

@@ -102,6 +102,21 @@ describe("benefits-sync reconcile", () => {
     }
   });
 
+  it("a snapshot of an older schema is refused with what to do, and nothing is written", async () => {
+    const old = join(dir, "old.db");
+    const source = new BetterSqlite3(env.BENEFITS_DB!, { readonly: true });
+    source.exec(`VACUUM INTO '${old}'`);
+    source.close();
+    const db = new BetterSqlite3(old);
+    const latest = db.pragma("user_version", { simple: true }) as number;
+    db.pragma(`user_version = ${latest - 1}`);
+    db.close();
+    const refused = await runCli(["reconcile", "--from", "1", "--to", "3", "--out", "old"], { env: { ...env, BENEFITS_DB: old }, cwd: dir });
+    expect(refused.code).toBe(ExitCode.USAGE);
+    expect(refused.stderr).toContain(`has schema version ${latest - 1}; this benefits-sync reads version ${latest}. Run \`benefits-sync runs\` once`);
+    expect(existsSync(join(dir, "old"))).toBe(false);
+  });
+
   it("reads while a sync holds the write lock: the report sees the snapshot as it was", async () => {
     const writer = new BetterSqlite3(env.BENEFITS_DB!);
     try {
