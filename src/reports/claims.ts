@@ -5,7 +5,7 @@
  * that A + transitions = B for every status, in count and in each amount.
  */
 import { asOf, createMoves, params, type ReportScope } from "./as-of.js";
-import { asCents, centsToDecimal } from "./money.js";
+import { centsToDecimal, sqlInteger } from "./money.js";
 
 export const Amounts = ["billed", "allowed", "paid"] as const;
 export type Amount = (typeof Amounts)[number];
@@ -66,10 +66,10 @@ export function claimsFigures(scope: ReportScope): ClaimsFigures {
   const sums = (alias: string, cond: string) =>
     [`SUM(CASE WHEN ${cond} THEN 1 ELSE 0 END) AS ${alias}_count`, ...Amounts.map((k) => `SUM(CASE WHEN ${cond} THEN "${column[k]}_cents" END) AS ${alias}_${k}`)].join(", ");
   const read = (r: Record<string, unknown>, alias: string): Sums => ({
-    count: asCents(r[`${alias}_count`]),
-    billed: asCents(r[`${alias}_billed`]),
-    allowed: asCents(r[`${alias}_allowed`]),
-    paid: asCents(r[`${alias}_paid`]),
+    count: sqlInteger(r[`${alias}_count`]),
+    billed: sqlInteger(r[`${alias}_billed`]),
+    allowed: sqlInteger(r[`${alias}_allowed`]),
+    paid: sqlInteger(r[`${alias}_paid`]),
   });
   const scan = db
     .prepare(
@@ -120,9 +120,9 @@ export function claimsFigures(scope: ReportScope): ClaimsFigures {
   for (const r of moved) {
     const from = r.is_new ? NEW : r.a_status === null ? NONE : String(r.a_status);
     const to = r.is_removed ? REMOVED : r.b_status === null ? NONE : String(r.b_status);
-    const n = asCents(r.n);
-    const left: Sums = { count: r.is_new ? 0n : n, billed: asCents(r.x_billed), allowed: asCents(r.x_allowed), paid: asCents(r.x_paid) };
-    const came: Sums = { count: r.is_removed ? 0n : n, billed: asCents(r.y_billed), allowed: asCents(r.y_allowed), paid: asCents(r.y_paid) };
+    const n = sqlInteger(r.n);
+    const left: Sums = { count: r.is_new ? 0n : n, billed: sqlInteger(r.x_billed), allowed: sqlInteger(r.x_allowed), paid: sqlInteger(r.x_paid) };
+    const came: Sums = { count: r.is_removed ? 0n : n, billed: sqlInteger(r.y_billed), allowed: sqlInteger(r.y_allowed), paid: sqlInteger(r.y_paid) };
     if (!r.is_new) add(into(expect, from), left, -1n);
     if (!r.is_removed) add(into(expect, to), came);
     const change = came.paid - left.paid;

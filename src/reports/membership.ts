@@ -174,8 +174,7 @@ export function membershipFigures(scope: ReportScope, onEvent: (row: Eligibility
      LEFT JOIN _members_v ma ON ma.id = x.memberId AND ${asOf("ma", ":a")}
      LEFT JOIN _members_v mb ON mb.id = y.memberId AND ${asOf("mb", ":b")}`,
   );
-  const pick = (r: Record<string, unknown>, pfx: string, cols: readonly string[]): Record<string, unknown> | undefined =>
-    r[`${pfx}_${cols[0]}`] === undefined ? undefined : Object.fromEntries(cols.map((c) => [c, r[`${pfx}_${c}`]]));
+  const pick = (r: Record<string, unknown>, pfx: string, cols: readonly string[]): Record<string, unknown> => Object.fromEntries(cols.map((c) => [c, r[`${pfx}_${c}`]]));
   const covCols = ["memberId", "groupId", "groupPolicyId", "planId", "status", "startDate", "endDate", "data"] as const;
   const personCols = ["subscriberId", "relationship", "lastName", "firstName", "dateOfBirth"] as const;
   const eventsOfCoverage = new Set<string>();
@@ -198,7 +197,7 @@ export function membershipFigures(scope: ReportScope, onEvent: (row: Eligibility
     } else if (b) cell(b).added++;
     else if (a) cell(a).deleted++;
     const cov = (b ?? a)!;
-    const who = ((r.mb_vid !== null ? pick(r, "mb", personCols) : r.ma_vid !== null ? pick(r, "ma", personCols) : undefined) ?? {}) as Partial<MemberSide>;
+    const who = (r.mb_vid !== null ? pick(r, "mb", personCols) : r.ma_vid !== null ? pick(r, "ma", personCols) : {}) as Partial<MemberSide>;
     const fields = a && b ? changedFields(JSON.parse(a.data), JSON.parse(b.data)) : [];
     const memberId = s(cov.memberId);
     fields.push(...(memberChanges.get(memberId) ?? []));

@@ -10,13 +10,5 @@ export function centsToDecimal(cents: bigint): string {
   return `${neg ? "-" : ""}${abs / 100n}.${String(abs % 100n).padStart(2, "0")}`;
 }
 
-/** A decimal amount (at most two decimals) as integer cents; undefined for anything else. */
-export function decimalToCents(s: string): bigint | undefined {
-  const m = /^(-?)(\d+)(?:\.(\d{1,2}))?$/.exec(s);
-  if (!m) return undefined;
-  const cents = BigInt(m[2]!) * 100n + BigInt((m[3] ?? "").padEnd(2, "0") || "0");
-  return m[1] ? -cents : cents;
-}
-
-/** A SQLite integer read as BigInt (or null, a sum over no rows) as cents. */
-export const asCents = (v: unknown): bigint => (v === null || v === undefined ? 0n : BigInt(v as bigint | number));
+/** An integer SQLite returned under safeIntegers (a count, or a sum in cents; null for a sum over no rows) as BigInt. */
+export const sqlInteger = (v: unknown): bigint => (v === null || v === undefined ? 0n : BigInt(v as bigint | number));

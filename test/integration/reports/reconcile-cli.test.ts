@@ -20,6 +20,14 @@ let sb: Sandbox;
 let dir: string;
 let env: Record<string, string>;
 const window = ["--claims-since", ALL_CLAIMS.from, "--claims-until", ALL_CLAIMS.to, "--quiet"];
+/** A copy of the test's snapshot under `name`, to damage without touching the original. */
+function copyOfSnapshot(name: string): string {
+  const path = join(dir, name);
+  const source = new BetterSqlite3(env.BENEFITS_DB!, { readonly: true });
+  source.exec(`VACUUM INTO '${path}'`);
+  source.close();
+  return path;
+}
 const lastJson = (out: string): Record<string, any> => JSON.parse(out.trim().split("\n").pop()!) as Record<string, any>;
 
 beforeAll(async () => {
@@ -103,10 +111,7 @@ describe("benefits-sync reconcile", () => {
   });
 
   it("a snapshot of an older schema is refused with what to do, and nothing is written", async () => {
-    const old = join(dir, "old.db");
-    const source = new BetterSqlite3(env.BENEFITS_DB!, { readonly: true });
-    source.exec(`VACUUM INTO '${old}'`);
-    source.close();
+    const old = copyOfSnapshot("old.db");
     const db = new BetterSqlite3(old);
     const latest = db.pragma("user_version", { simple: true }) as number;
     db.pragma(`user_version = ${latest - 1}`);
@@ -144,10 +149,7 @@ describe("benefits-sync reconcile", () => {
 
   it("a history that does not add up exits 1 and says so in every output", async () => {
     // A copy of the snapshot with one coverage given a second current version by run 3 (a corrupt history).
-    const broken = join(dir, "broken.db");
-    const source = new BetterSqlite3(env.BENEFITS_DB!, { readonly: true });
-    source.exec(`VACUUM INTO '${broken}'`);
-    source.close();
+    const broken = copyOfSnapshot("broken.db");
     const db = new BetterSqlite3(broken);
     const victim = db.prepare("SELECT vid FROM _coverages_v WHERE valid_from_run = 1 AND valid_to_run IS NULL AND status = 'active' LIMIT 1").pluck().get() as number;
     const cols = (db.prepare("SELECT name FROM pragma_table_info('_coverages_v') WHERE name <> 'vid'").pluck().all() as string[]).map((c) => `"${c}"`);
