@@ -170,11 +170,28 @@ export function deferIndexes(db: Database, fresh: Iterable<StoredResource>, empt
  * the analysts' on every resource but those in `loading.fresh`. With no argument, all of them.
  */
 export function ensureIndexes(db: Database, loading: { fresh?: ReadonlySet<StoredResource>; empty?: ReadonlySet<StoredResource> } = {}): void {
-  for (const r of StoredResources) {
-    if (!loading.empty?.has(r)) createSyncIndexes(db, r);
-    if (!loading.fresh?.has(r)) for (const ix of analystIndexes(r)) create(db, r, ix);
+  const wanted = StoredResources.flatMap((r) => [
+    ...(loading.empty?.has(r) ? [] : syncIndexes(r)).map((ix) => [r, ix] as const),
+    ...(loading.fresh?.has(r) ? [] : analystIndexes(r)).map((ix) => [r, ix] as const),
+  ]);
+  const existing = new Set(db.prepare("SELECT name FROM sqlite_schema WHERE type = 'index'").pluck().all() as string[]);
+  const missing = wanted.filter(([, ix]) => !existing.has(ix.name));
+  if (missing.length === 0) return;
+  // SQLite sorts an index's keys in memory up to the page cache's size before it merges runs
+  // from disk. Measured on a first load of 100,000 and 400,000 members (2 and 10 million keys
+  // in all): with a 4 MB cache the builds took 25 to 30 % less time than with the store's 32 MB,
+  // and peaked 60 to 70 MB lower (the sort's memory comes on top of the cache's).
+  const cache = db.pragma("cache_size", { simple: true }) as number;
+  db.pragma(`cache_size = ${BuildCacheSize}`);
+  try {
+    for (const [r, ix] of missing) create(db, r, ix);
+  } finally {
+    db.pragma(`cache_size = ${cache}`);
   }
 }
+
+/** The page cache (and so the sort's memory) while indexes are built: 4 MB. */
+const BuildCacheSize = -4096;
 
 /** Every view of the contract, dropped (a migration rebuilds the tables under them). */
 export function dropViews(db: Database): void {

@@ -177,6 +177,8 @@ describe("the analyst's snapshot", () => {
     expect(analysts()).toHaveLength(6);
     expect(syncs()).toHaveLength(3);
     expect(t.db.prepare("SELECT COUNT(*) FROM claims WHERE memberId = 'm1'").pluck().get()).toBe(1);
+    // The builds ran with a small page cache (a smaller sort, see ensureIndexes); the store's is back.
+    expect(t.db.pragma("cache_size", { simple: true })).toBe(-32768);
     // The sync's probe by id searches an index, it does not scan the table.
     const plan = t.db.prepare("EXPLAIN QUERY PLAN SELECT id, vid, fp FROM _members_v WHERE id = 'm1' AND valid_to_run IS NULL").all() as { detail: string }[];
     expect(plan.map((p) => p.detail).join(" ")).toMatch(/^SEARCH _members_v USING (COVERING )?INDEX/);
