@@ -6,7 +6,6 @@ import { topLevelString } from "../api/raw-items.js";
 import type { PageSource } from "../extract/page-source.js";
 import { requestFilters } from "../extract/scopes.js";
 import type { Encoder } from "../store/prepare-page.js";
-import type { StoredResource } from "../store/resources.js";
 import type { Scope } from "../store/scopes.js";
 import { itemsOf, type PageInput } from "../store/snapshot-port.js";
 import type { Keep } from "./delete-lookups.js";
@@ -86,15 +85,16 @@ export function pageInputs(
 }
 
 /**
- * The share of a page's work done on this thread. A resource that was empty when the run began
- * is all inserts: parse and encode everything here. Otherwise only ids and texts go across; the
- * store fingerprints them and parses only the records that changed.
+ * The share of a page's work done on this thread. With `encodeAll` (a resource that was empty
+ * when the run began, all inserts, while the store has pages enough to work on), every record is
+ * parsed and encoded here. Otherwise only ids and texts go across; the store fingerprints them
+ * and parses the records that need a look (on a load from empty, all of them).
  */
-export function encodePage(encoder: Encoder, scope: Scope, page: PageInput, empty: ReadonlySet<StoredResource>): PageInput {
+export function encodePage(encoder: Encoder, scope: Scope, page: PageInput, encodeAll: boolean): PageInput {
   if (page.known) return page;
   const meta = { next: page.next, end: page.end, ...(page.pageFp ? { pageFp: page.pageFp } : {}) };
-  if (!page.raw || empty.has(scope.resource)) {
-    return { prepared: encoder.prepare(scope.resource, itemsOf(page), page.raw, empty.has(scope.resource)), ...meta };
+  if (!page.raw || encodeAll) {
+    return { prepared: encoder.prepare(scope.resource, itemsOf(page), page.raw, encodeAll), ...meta };
   }
   const idField = encoder.idField(scope.resource);
   const ids: string[] = [];
