@@ -26,7 +26,10 @@ export interface RunStart {
   readonly heartbeatMs: number;
   readonly resumedFrom: number | undefined;
   readonly dryRun: boolean;
-  /** Resources that were empty when the run began: all inserts, so the walk may encode their pages itself (see the sync's STORE_BUSY_PAGES). */
+  /**
+   * Resources that were empty when the run began: all inserts, so the walk may encode their pages
+   * itself (see the sync's STORE_BUSY_PAGES).
+   */
   readonly empty: readonly StoredResource[];
 }
 

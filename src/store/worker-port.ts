@@ -47,8 +47,8 @@ export async function openWorkerSnapshot(dbPath: string, options: SnapshotOption
   const worker = new Worker(workerScript(), {
     workerData: { dbPath, piiKeyHex: piiKey.toString("hex"), options: rest },
     // An 8 MB young generation: on a load from empty the thread parses and encodes pages too (see
-    // the sync's STORE_BUSY_PAGES), and with V8's default it peaked 30 to 50 MB higher on the
-    // benchmark's 100k-member first sync, for no gain in time.
+    // the sync's STORE_BUSY_PAGES), and with V8's default it peaked 27 to 47 MB higher on the
+    // benchmark's 100k-member first sync (263 to 278 MB), for no gain in time.
     resourceLimits: { maxYoungGenerationSizeMb: StoreYoungGenerationMb },
   });
   const waiting = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
