@@ -6,6 +6,7 @@
  */
 import { asOf, createMoves, params, type ReportScope } from "./as-of.js";
 import { centsToDecimal, sqlInteger } from "./money.js";
+import { cmp } from "./order.js";
 
 export const Amounts = ["billed", "allowed", "paid"] as const;
 export type Amount = (typeof Amounts)[number];
@@ -99,7 +100,7 @@ export function claimsFigures(scope: ReportScope): ClaimsFigures {
     add(all.to, b);
     if (a.count + b.count > 0n) byGroup.push({ groupId: r.groupId === null ? "" : String(r.groupId), status, from: totals(a), to: totals(b) });
   }
-  byGroup.sort((x, y) => (x.groupId < y.groupId ? -1 : x.groupId > y.groupId ? 1 : x.status < y.status ? -1 : x.status > y.status ? 1 : 0));
+  byGroup.sort((x, y) => cmp(x.groupId, y.groupId) || cmp(x.status, y.status));
 
   // The claims that moved, grouped by (status at A or "(new)", status at B or "(removed)").
   const moves = createMoves(scope, "claims");
@@ -131,7 +132,7 @@ export function claimsFigures(scope: ReportScope): ClaimsFigures {
     else paid.changedClaims += change;
     transitions.push({ from, to, count: Number(n), paidChange: centsToDecimal(change) });
   }
-  transitions.sort((x, y) => (x.from < y.from ? -1 : x.from > y.from ? 1 : x.to < y.to ? -1 : x.to > y.to ? 1 : 0));
+  transitions.sort((x, y) => cmp(x.from, y.from) || cmp(x.to, y.to));
   const statuses = [...new Set([...statusFrom.keys(), ...statusTo.keys(), ...expect.keys()])].sort();
   const arithmetic = statuses.map((status) => ({ status, holds: eq(expect.get(status) ?? zero(), statusTo.get(status) ?? zero()) }));
   const totalChange = paid.newClaims + paid.removedClaims + paid.changedClaims;

@@ -7,6 +7,7 @@
  */
 import { changedFields } from "../store/field-diff.js";
 import { asOf, createMoves, params, type ReportScope } from "./as-of.js";
+import { cmp } from "./order.js";
 
 export const MovementKinds = ["addition", "termination", "reinstatement", "change", "deletion"] as const;
 export type MovementKind = (typeof MovementKinds)[number];
@@ -163,20 +164,19 @@ export function membershipFigures(scope: ReportScope, onEvent: (row: Eligibility
   const statusChanges = new Map<string, { from: string; to: string; count: number }>();
   const events: EligibilityRow[] = [];
   const observedDate = (run: number | null): string => (run === null ? scope.to.date : (scope.runDates.get(run) ?? scope.to.date));
-  const side = (pfx: string) =>
-    ["memberId", "groupId", "groupPolicyId", "planId", "status", "startDate", "endDate", "data"].map((c) => `${pfx}."${c}" AS ${pfx}_${c}`).join(", ");
-  const person = (pfx: string) => ["subscriberId", "relationship", "lastName", "firstName", "dateOfBirth"].map((c) => `${pfx}."${c}" AS ${pfx}_${c}`).join(", ");
+  const covCols = ["memberId", "groupId", "groupPolicyId", "planId", "status", "startDate", "endDate", "data"] as const;
+  const personCols = ["subscriberId", "relationship", "lastName", "firstName", "dateOfBirth"] as const;
+  // Columns of one side of a join selected as `<pfx>_<column>`, and read back by `pick`.
+  const prefixed = (pfx: string, cols: readonly string[]) => cols.map((c) => `${pfx}."${c}" AS ${pfx}_${c}`).join(", ");
+  const pick = (r: Record<string, unknown>, pfx: string, cols: readonly string[]): Record<string, unknown> => Object.fromEntries(cols.map((c) => [c, r[`${pfx}_${c}`]]));
   const rows = db.prepare(
-    `SELECT m.id, m.observed_run, ${side("x")}, ${side("y")}, ${person("ma")}, ${person("mb")}, ma.vid AS ma_vid, mb.vid AS mb_vid
+    `SELECT m.id, m.observed_run, ${prefixed("x", covCols)}, ${prefixed("y", covCols)}, ${prefixed("ma", personCols)}, ${prefixed("mb", personCols)}, ma.vid AS ma_vid, mb.vid AS mb_vid
      FROM ${coverageMoves} m
      LEFT JOIN _coverages_v x ON x.vid = m.a_vid
      LEFT JOIN _coverages_v y ON y.vid = m.b_vid
      LEFT JOIN _members_v ma ON ma.id = x.memberId AND ${asOf("ma", ":a")}
      LEFT JOIN _members_v mb ON mb.id = y.memberId AND ${asOf("mb", ":b")}`,
   );
-  const pick = (r: Record<string, unknown>, pfx: string, cols: readonly string[]): Record<string, unknown> => Object.fromEntries(cols.map((c) => [c, r[`${pfx}_${c}`]]));
-  const covCols = ["memberId", "groupId", "groupPolicyId", "planId", "status", "startDate", "endDate", "data"] as const;
-  const personCols = ["subscriberId", "relationship", "lastName", "firstName", "dateOfBirth"] as const;
   const eventsOfCoverage = new Set<string>();
   for (const r of rows.iterate(p) as Iterable<Record<string, unknown>>) {
     const a = r.x_data === null ? undefined : (pick(r, "x", covCols) as unknown as CovSide);
@@ -210,7 +210,7 @@ export function membershipFigures(scope: ReportScope, onEvent: (row: Eligibility
   // Members whose own record changed: a change (001) on each coverage they hold at both ends.
   if (memberChanges.size > 0) {
     const held = db.prepare(
-      `SELECT c.id, c.memberId, c.groupId, c.groupPolicyId, c.planId, c.status, c.startDate, c.endDate, ${person("mb")}, mm.observed_run
+      `SELECT c.id, c.memberId, c.groupId, c.groupPolicyId, c.planId, c.status, c.startDate, c.endDate, ${prefixed("mb", personCols)}, mm.observed_run
        FROM ${memberMoves} mm
        JOIN _coverages_v c ON c.memberId = mm.id AND ${asOf("c", ":b")}
        JOIN _members_v mb ON mb.vid = mm.b_vid
@@ -225,7 +225,7 @@ export function membershipFigures(scope: ReportScope, onEvent: (row: Eligibility
       movement.change++;
     }
   }
-  events.sort((x, y) => (x.member_id < y.member_id ? -1 : x.member_id > y.member_id ? 1 : x.coverage_id < y.coverage_id ? -1 : x.coverage_id > y.coverage_id ? 1 : 0));
+  events.sort((x, y) => cmp(x.member_id, y.member_id) || cmp(x.coverage_id, y.coverage_id));
   for (const e of events) onEvent(e);
 
   const list = [...cells.values()].filter((c) => c.from + c.to + c.added + c.deleted + c.movedIn + c.movedOut > 0);
@@ -249,7 +249,6 @@ export function membershipFigures(scope: ReportScope, onEvent: (row: Eligibility
   };
 }
 
-const cmp = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 
 function eventRow(
   code: string,

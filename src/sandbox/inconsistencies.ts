@@ -37,8 +37,8 @@ export function plantInconsistencies(state: SandboxState): PlantedInconsistencie
   const [g, h] = current;
   if (!g) return planted;
 
-  const person = (cov: Omit<CoverageRec, "id" | "subscriberCoverageId">): MemberRec => {
-    const m = randomMember(rng, {
+  const person = (cov: Omit<CoverageRec, "id" | "subscriberCoverageId">): MemberRec =>
+    randomMember(rng, {
       relationship: "self",
       subscriberId: state.nextSubscriberId(),
       lastName: randomLastName(rng),
@@ -48,8 +48,6 @@ export function plantInconsistencies(state: SandboxState): PlantedInconsistencie
       createdAt: state.nextCreatedAt(),
       coverage: cov,
     });
-    return m;
-  };
   const claim = (m: MemberRec, cov: CoverageRec, groupId: string, planId: string, serviceDay: number): ClaimRec => {
     const cents = rng.range(5_000, 90_000);
     const allowed = Math.round(cents * 0.7);
