@@ -19,6 +19,7 @@ import { dirname, join } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { accumulatedChanges, questionsSection } from "./analyst.js";
+import { floorLine } from "./floor.js";
 import { sinksSection } from "./sinks.js";
 import { scaleSection } from "./scale.js";
 
@@ -43,6 +44,8 @@ interface Sandbox {
   baseUrl: string;
   key: string;
   peakRssMb: () => number;
+  /** CPU milliseconds the sandbox process has used so far (user and system, from /proc). */
+  cpuMs: () => number;
   stop: () => Promise<void>;
 }
 
@@ -61,6 +64,12 @@ async function startSandbox(args: string[]): Promise<Sandbox> {
       const status = spawnSync("cat", [`/proc/${child.pid}/status`], { encoding: "utf8" }).stdout;
       const m = /VmHWM:\s+(\d+) kB/.exec(status);
       return m ? Math.round(Number(m[1]) / 1024) : NaN;
+    },
+    cpuMs: () => {
+      const stat = spawnSync("cat", [`/proc/${child.pid}/stat`], { encoding: "utf8" }).stdout;
+      // utime and stime, in clock ticks of 10 ms, are fields 14 and 15 (12 and 13 after the name).
+      const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      return (Number(f[11]) + Number(f[12])) * 10;
     },
     stop: () =>
       new Promise((resolve) => {
@@ -114,16 +123,24 @@ async function main3(dir: string): Promise<void> {
     const inserts: number[] = [];
     const firsts: Record<string, number | string>[] = [];
     const resyncs: Record<string, number | string>[] = [];
+    // What the floor of a first sync is made of, from the first round (see floor.ts).
+    let floor: { fetchCpuMs: number; fetchSandboxCpuMs: number; encodeCpuMs: number; sync: { ms: number; cpuMs: number; sandboxCpuMs: number } } | undefined;
     for (let i = 0; i < REPEAT; i++) {
+      const sandboxBefore = sb.cpuMs();
       const fetch = worker(["fetch", ...base]);
+      const fetchSandboxCpuMs = sb.cpuMs() - sandboxBefore;
       fetches.push(Number(fetch.ms));
       const dump = join(dir, "pages.jsonl");
       worker(["dump", ...base, dump]);
       const ins = worker(["insert", dump, join(dir, `bare-${i}.db`)]);
       inserts.push(Number(ins.ms));
+      const encodeCpuMs = i === 0 ? Number(worker(["encode-floor", dump]).encodeCpuMs) : 0;
       rmSync(dump);
       const db = join(dir, `sync-${i}.db`);
+      const syncSandboxBefore = sb.cpuMs();
       const first = worker(["sync", ...base, db]);
+      const sync = { ms: Number(first.ms), cpuMs: Number(first.cpuMs), sandboxCpuMs: sb.cpuMs() - syncSandboxBefore };
+      if (i === 0) floor = { fetchCpuMs: Number(fetch.cpuMs), fetchSandboxCpuMs, encodeCpuMs, sync };
       if (first.status !== "succeeded") throw new Error(`first sync failed: ${first.error}`);
       firsts.push(first);
       const sizeBefore = statSync(db).size;
@@ -147,6 +164,9 @@ async function main3(dir: string): Promise<void> {
       "<= 2.0",
       firstMs / baseline <= 2.0,
     );
+    const store = worker(["store-floor", join(dir, "sync-0.db"), join(dir, "floor.db")]) as unknown as { insertCpuMs: number; indexCpuMs: number; indexMs: number };
+    for (const f of ["floor.db", "floor.db-wal", "floor.db-shm"]) rmSync(join(dir, f), { force: true });
+    console.log(floorLine({ ...floor!, store, baselineMs: baseline }));
     report("re-sync with no changes / fetch-only walk", `${(resyncMs / fetchMs).toFixed(3)} (${fmt(resyncMs)} vs ${fmt(fetchMs)})`, "<= 1.15", resyncMs / fetchMs <= 1.15);
     const growth = median(resyncs.map((r) => Number(r.growth)));
     report("database growth on a no-change re-sync", `${(growth * 100).toFixed(3)}% (${firsts[0]!.dbBytes} bytes before)`, "< 1%", growth < 0.01);

@@ -5,7 +5,8 @@
  *   node dist/bench/worker.js dump   BASE KEY FROM TO FILE [resources]
  *   node dist/bench/worker.js insert FILE DB
  *   node dist/bench/worker.js sync   BASE KEY FROM TO DB [resources]
- * Prints one JSON line: {ms, maxRssMb, ...}.
+ *   node dist/bench/worker.js store-floor SRC_DB DB   |   encode-floor FILE   (see floor.ts)
+ * Prints one JSON line: {ms, maxRssMb, cpuMs (the whole process's, every thread), ...}.
  */
 import BetterSqlite3 from "better-sqlite3";
 import { createReadStream, createWriteStream, statSync } from "node:fs";
@@ -19,6 +20,7 @@ import { openDatabase } from "../src/store/database.js";
 import { openWorkerSnapshot } from "../src/store/worker-port.js";
 import { WalkedResources, type WalkedResource } from "../src/store/resources.js";
 import { scopeOf, type Scope } from "../src/store/scopes.js";
+import { cpuMs, encodeFloor, storeFloor } from "./floor.js";
 
 const GROUP_CONCURRENCY = 4;
 const HTTP_CONCURRENCY = 4;
@@ -73,7 +75,7 @@ const maxRssMb = () => Math.round(process.resourceUsage().maxRSS / 1024);
 
 async function main(): Promise<void> {
   const [mode, ...a] = process.argv.slice(2);
-  const out = (o: Record<string, unknown>) => process.stdout.write(`${JSON.stringify({ ...o, maxRssMb: maxRssMb() })}\n`);
+  const out = (o: Record<string, unknown>) => process.stdout.write(`${JSON.stringify({ ...o, maxRssMb: maxRssMb(), cpuMs: cpuMs() })}\n`);
   const resourcesArg = (s: string | undefined) => (s ? (s.split(",") as WalkedResource[]) : [...WalkedResources]);
   if (mode === "fetch" || mode === "fetch-raw") {
     const [base, key, from, to, res] = a as [string, string, string, string, string?];
@@ -136,6 +138,10 @@ async function main(): Promise<void> {
       { inserted: 0, updated: 0, unchanged: 0 },
     );
     out({ ms, status: report.status, error: report.error?.message, ...totals, dbBytes: statSync(dbPath).size });
+  } else if (mode === "store-floor") {
+    out(storeFloor(a[0]!, a[1]!));
+  } else if (mode === "encode-floor") {
+    out(await encodeFloor(a[0]!));
   } else {
     throw new Error(`unknown mode ${mode}`);
   }
