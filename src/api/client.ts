@@ -61,7 +61,8 @@ export interface ListOptions {
  */
 export interface KnownPages {
   fingerprint(bytes: Uint8Array): number;
-  lookup(startAfter: string | undefined, fp: number): { next: string | undefined } | undefined;
+  /** May answer later (the caller may still be asking its store while the first page is fetched). */
+  lookup(startAfter: string | undefined, fp: number): { next: string | undefined } | undefined | Promise<{ next: string | undefined } | undefined>;
 }
 
 /** A client of the service: one typed function per endpoint, plus raw pages for the sync engine. */
@@ -185,7 +186,7 @@ export function createClient(options: ClientOptions): ServiceClient {
       async (startAfter) => {
         const bytes = await transport.sendForBytes({ method: "GET", path, query: { ...query, startAfter }, signal: opts.signal });
         const fp = opts.known?.fingerprint(bytes);
-        const known = fp === undefined ? undefined : opts.known!.lookup(startAfter, fp);
+        const known = fp === undefined ? undefined : await opts.known!.lookup(startAfter, fp);
         if (known) return { items: [], known, fp };
         const text = decodeUtf8(bytes);
         const list = rawList(text);

@@ -15,7 +15,8 @@ export type KnownPageMap = ReadonlyMap<string, { readonly fp: number; readonly n
 
 /**
  * A scope's pages as the store takes them: each item's text when the source can give it (the
- * store parses it on its own thread), a page the snapshot knows recognised by its bytes, a member
+ * store parses it on its own thread), a page the snapshot knows recognised by its bytes (`known`,
+ * awaited only once a page's bytes are in, so that asking the store overlaps the first fetch), a member
  * looked up by id (`members?id=`) as a page of one record or none, and for a lookup (`keep`) only
  * the items it selects.
  */
@@ -23,7 +24,7 @@ export function pageInputs(
   source: PageSource,
   scope: Scope,
   startAfter: string | undefined,
-  o: { readonly signal: AbortSignal; readonly encoder: Encoder | undefined; readonly known: KnownPageMap; readonly keep?: Keep },
+  o: { readonly signal: AbortSignal; readonly encoder: Encoder | undefined; readonly known: Promise<KnownPageMap>; readonly keep?: Keep },
 ): AsyncGenerator<PageInput & { items?: readonly unknown[] }> {
   const keep = o.keep;
   const pageOpts = { signal: o.signal, ...(startAfter !== undefined ? { startAfter } : {}) };
@@ -58,8 +59,8 @@ export function pageInputs(
         ? {
             known: {
               fingerprint: (bytes: Uint8Array) => fingerprints.pageFingerprint(bytes),
-              lookup: (after: string | undefined, fp: number) => {
-                const k = known.get(after ?? "");
+              lookup: async (after: string | undefined, fp: number) => {
+                const k = (await known).get(after ?? "");
                 return k && k.fp === fp ? { next: k.next } : undefined;
               },
             },

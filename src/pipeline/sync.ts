@@ -218,7 +218,7 @@ class Walk {
   }
 
   /** Pages of a scope as the store takes them (see pageInputs); `known`: those of its pages the snapshot holds whole. */
-  private pagesOf(scope: Scope, startAfter: string | undefined, known: KnownPageMap = new Map(), keep?: Keep): AsyncGenerator<PageInput & { items?: readonly unknown[] }> {
+  private pagesOf(scope: Scope, startAfter: string | undefined, known: Promise<KnownPageMap> = Promise.resolve(new Map()), keep?: Keep): AsyncGenerator<PageInput & { items?: readonly unknown[] }> {
     return pageInputs(this.opts.source, scope, startAfter, { signal: this.signal, encoder: this.encoder, known, ...(keep ? { keep } : {}) });
   }
 
@@ -272,7 +272,11 @@ class Walk {
       if (failed) throw failed.reason;
     };
     try {
-      const known = await this.knownPages(scope, keep);
+      // Asked for as the first page is fetched, not before: each scope's walk would otherwise wait
+      // a round trip to the store (behind the pages queued there) before its first request.
+      const known = this.knownPages(scope, keep);
+      // Awaited by the first page's lookup; a failure here is the store's, reported by its pages.
+      known.catch(() => undefined);
       for await (const page of this.pagesOf(scope, state.cursor, known, keep)) {
         // A page read is handed on even when the run is stopping: applied if the store is well,
         // or noted as read and not kept if the store has failed (see `unkeptClaims`).
