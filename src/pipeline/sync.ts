@@ -223,9 +223,10 @@ class Walk {
   }
 
   /**
-   * The pages of a scope the snapshot holds whole, asked for as its walk begins: the walk holds
-   * only the scopes in progress (a snapshot of a million members knows 67k pages). A lookup stores
-   * only what it selects, and the group list is always read: neither recognises pages.
+   * The pages of a scope the snapshot holds whole, asked for as the scope's first request goes out
+   * and awaited when its bytes are in (waiting before it cost each scope a round trip to the busy
+   * store). The walk holds only the scopes in progress (a million members: 67k pages). A lookup
+   * stores only what it selects, and the group list is always read: neither recognises pages.
    */
   private async knownPages(scope: Scope, keep: Keep | undefined): Promise<KnownPageMap> {
     if (!this.encoder || keep || scope.resource === "groups") return new Map();
@@ -272,11 +273,8 @@ class Walk {
       if (failed) throw failed.reason;
     };
     try {
-      // Asked for as the first page is fetched, not before: each scope's walk would otherwise wait
-      // a round trip to the store (behind the pages queued there) before its first request.
       const known = this.knownPages(scope, keep);
-      // Awaited by the first page's lookup; a failure here is the store's, reported by its pages.
-      known.catch(() => undefined);
+      known.catch(() => undefined); // awaited by the first page's lookup; a failure is the store's
       for await (const page of this.pagesOf(scope, state.cursor, known, keep)) {
         // A page read is handed on even when the run is stopping: applied if the store is well,
         // or noted as read and not kept if the store has failed (see `unkeptClaims`).
