@@ -4,6 +4,7 @@
  * a body excerpt longer than {@link EXCERPT_LIMIT}.
  */
 import type { ValidationIssue } from "../schemas/error-body.js";
+import { maskUrlPasswords } from "./url-display.js";
 
 export const EXCERPT_LIMIT = 200;
 
@@ -37,7 +38,7 @@ function maskSsnValue(_: string, key: string, value: string): string {
  * redact('GET /v1/members/123456789 {"ssn":"12-3"}') // 'GET /v1/members/[ssn] {"ssn":"[ssn]"}'
  */
 export function redact(text: string): string {
-  let out = text;
+  let out = maskUrlPasswords(text);
   for (const s of secrets) out = out.split(s).join("[redacted]");
   out = out.replace(/(bearer\s+)[^\s"',]+/gi, "$1[redacted]");
   if (/ssn/i.test(out)) out = out.replace(SSN_FIELD, maskSsnValue);

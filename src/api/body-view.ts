@@ -1,5 +1,7 @@
+import type { ValidationIssue } from "../../schemas/error-body.js";
 import type { BodyView } from "../errors.js";
 import { carriesPeople } from "./people-endpoints.js";
+import { redactDeep } from "./redact-deep.js";
 
 /**
  * What an error about the answer of `endpoint` may show of its body: an excerpt (redacted by the
@@ -11,6 +13,35 @@ import { carriesPeople } from "./people-endpoints.js";
 export function bodyView(text: string, endpoint: string): BodyView {
   if (!carriesPeople(endpoint)) return { excerpt: text };
   return { shape: `${describeBody(text)}, not quoted: this endpoint's answers carry member data` };
+}
+
+/** What an error keeps of a JSON error answer: the server's message and its validation issues. */
+export interface ErrorBodyView {
+  readonly serverMessage: string | undefined;
+  readonly issues: readonly ValidationIssue[] | undefined;
+}
+
+const NOT_QUOTED = "(not quoted)";
+
+/**
+ * What an error about a JSON error answer of `endpoint` may keep: the server's `message` and
+ * `errors` (redacted by the error) for most endpoints. One that carries people may name the person
+ * in any text ("... taken by member Jane Roe born 1980-02-03"), so its answer is described: how many
+ * `errors` entries and their field paths, never a message.
+ *
+ * @example
+ * errorBodyView({ message: "taken by Jane Roe", errors: [{ path: ["email"], message: "Jane" }] }, "GET /v2/members")
+ * // { serverMessage: "not quoted (this endpoint's answers carry people's data); 1 errors entry",
+ * //   issues: [{ path: ["email"], message: "(not quoted)" }] }
+ */
+export function errorBodyView(body: { message?: string | undefined; errors?: readonly ValidationIssue[] | undefined }, endpoint: string): ErrorBodyView {
+  if (!carriesPeople(endpoint)) return { serverMessage: body.message, issues: body.errors === undefined ? undefined : redactDeep([...body.errors]) };
+  const errors = body.errors ?? [];
+  const count = `${errors.length} errors ${errors.length === 1 ? "entry" : "entries"}`;
+  return {
+    serverMessage: `${body.message === undefined ? "the answer" : "its message"} not quoted (this endpoint's answers carry people's data); ${count}`,
+    issues: errors.map((i) => ({ path: redactDeep([...i.path]), message: NOT_QUOTED })),
+  };
 }
 
 /**

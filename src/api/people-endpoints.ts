@@ -23,3 +23,44 @@ export function carriesPeople(endpoint: string): boolean {
   const path = endpoint.replace(/^[A-Z]+\s+/, "").split(/[?#]/, 1)[0] ?? "";
   return PEOPLE_PATHS.some((re) => re.test(path));
 }
+
+/**
+ * Query parameters whose values say which part of the service a request walks (a page size, a
+ * cursor or record id, a group, a status, a date window), never who a person is. Any other value
+ * on a people endpoint (`lastName=`, `dateOfBirth=`, an email) may identify someone.
+ */
+const WALK_PARAMS: ReadonlySet<string> = new Set([
+  "limit",
+  "startAfter",
+  "groupId",
+  "planId",
+  "memberId",
+  "status",
+  "effectiveDate",
+  "terminationDate",
+  "serviceDateFrom",
+  "serviceDateTo",
+]);
+
+/**
+ * A request's path as an error may show it: on an endpoint that carries people, every query value
+ * not in {@link WALK_PARAMS} is withheld (its name stays, so the reader knows which filter was sent).
+ *
+ * @example
+ * shownPath("/v2/members?groupId=G1&lastName=Roe") // "/v2/members?groupId=G1&lastName=[withheld]"
+ * shownPath("/v2/designs?q=Roe")                   // "/v2/designs?q=Roe"
+ */
+export function shownPath(pathWithQuery: string): string {
+  const at = pathWithQuery.indexOf("?");
+  if (at < 0 || !carriesPeople(pathWithQuery)) return pathWithQuery;
+  const params = pathWithQuery
+    .slice(at + 1)
+    .split("&")
+    .map((pair) => {
+      const eq = pair.indexOf("=");
+      if (eq < 0) return pair;
+      const name = pair.slice(0, eq);
+      return WALK_PARAMS.has(name) ? pair : `${name}=[withheld]`;
+    });
+  return `${pathWithQuery.slice(0, at)}?${params.join("&")}`;
+}

@@ -11,13 +11,16 @@ import {
   redact,
   type BenefitsSyncError,
 } from "../errors.js";
-import { bodyView } from "./body-view.js";
-import { redactDeep } from "./redact-deep.js";
+import { bodyView, errorBodyView } from "./body-view.js";
+import { shownPath } from "./people-endpoints.js";
 
 /**
  * Map an error answer to its typed error: 400/409/other 4xx `ApiError` (with the Zod issues of a
  * validation failure), 401 `AuthError`, 403 `PermissionError`, 404 `NotFoundError`, 429
- * `RateLimitError`, 5xx `ServerError`. The server's `message` and `timestamp` are kept (redacted).
+ * `RateLimitError`, 5xx `ServerError`. The server's `message` and `timestamp` are kept (redacted),
+ * except from an endpoint that carries people: there the answer is described (the number of
+ * `errors` entries and their field paths), never quoted, and the path's query values that could
+ * identify a person are withheld.
  *
  * A body that is not JSON (an HTML page from a proxy) is a `ResponseShapeError` that names the
  * endpoint and shows a short redacted excerpt, or only the body's shape when the endpoint carries
@@ -38,7 +41,7 @@ export function errorFromResponse(res: {
   const fields: { -readonly [K in keyof ApiErrorFields]: ApiErrorFields[K] } = {
     status: res.status,
     method: res.method,
-    path: redact(res.path),
+    path: redact(shownPath(res.path)),
     retryAfterMs: res.retryAfterMs,
   };
   if (res.text.trim() !== "") {
@@ -46,19 +49,15 @@ export function errorFromResponse(res: {
     try {
       body = JSON.parse(res.text);
     } catch {
-      return new ResponseShapeError(redact(`${res.method} ${res.path}`), `the ${res.status} answer is not JSON`, bodyView(res.text, res.path));
+      return new ResponseShapeError(`${res.method} ${fields.path}`, `the ${res.status} answer is not JSON`, bodyView(res.text, res.path));
     }
     const parsed = ErrorBody.safeParse(body);
     if (parsed.success) {
-      Object.assign(fields, {
-        serverMessage: parsed.data.message,
-        timestamp: parsed.data.timestamp,
-        issues: parsed.data.errors === undefined ? undefined : redactDeep(parsed.data.errors),
-      });
+      Object.assign(fields, { timestamp: parsed.data.timestamp }, errorBodyView(parsed.data, res.path));
     } else if (body !== null && typeof body === "object") {
       // Not the documented shape: keep whatever message there is rather than losing the status.
       const message = (body as Record<string, unknown>).message ?? (body as Record<string, unknown>).error;
-      if (typeof message === "string") fields.serverMessage = message;
+      if (typeof message === "string") fields.serverMessage = errorBodyView({ message }, res.path).serverMessage;
     }
   }
   switch (true) {

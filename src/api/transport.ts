@@ -4,6 +4,7 @@ import { ApiError, BenefitsSyncError, ResponseShapeError, TransportError } from 
 import type { Logger } from "./logger.js";
 import { createRateLimiter } from "./rate-limiter.js";
 import { errorFromResponse } from "./response-errors.js";
+import { shownPath } from "./people-endpoints.js";
 import { parseRetryAfter, retryDelay, RETRY_STATUSES, type RetryPolicy } from "./retry.js";
 import { parseJson } from "./shape.js";
 import type { Sleep } from "./sleep.js";
@@ -143,7 +144,7 @@ export function createTransport(opts: TransportOptions): Transport {
         // The caller's own abort is not a fault of the service: pass it through untouched.
         if (req.signal?.aborted) throw req.signal.reason ?? err;
         if (err instanceof ApiError || err instanceof ResponseShapeError) throw err;
-        error = toTransportError(err, req.method, pathWithQuery);
+        error = toTransportError(err, req.method, shownPath(pathWithQuery));
         retry = error instanceof TransportError && error.retryable;
       }
       if (!retry || attemptNo + 1 >= opts.retry.maxAttempts) throw error;

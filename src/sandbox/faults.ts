@@ -25,12 +25,21 @@ export interface FaultPlan {
    */
   latencyMs?: number | { min: number; max: number };
   http429?: FaultRate;
+  /** A 400 (`Validation failed` unless `errorMessage` says otherwise). */
+  http400?: FaultRate;
   /** Retry-After seconds sent with a 429 (default 1); null sends none. */
   retryAfterSeconds?: number | null;
   http500?: FaultRate;
   /** A 502 whose body is an HTML page from a "proxy". */
   http502?: FaultRate;
   http503?: FaultRate;
+  /**
+   * The `message` of an injected 400 or 500, in place of the usual one: a real service's may name
+   * the person a request was about ("... taken by member Jane Roe born 1980-02-03").
+   */
+  errorMessage?: string;
+  /** An `errors` array sent with an injected 400 or 500 (the validation failures' field paths). */
+  errorIssues?: { path: (string | number)[]; message: string; code: string }[];
   /** Destroy the socket without an answer. */
   reset?: FaultRate;
   /** Never answer (the socket stays open until the client gives up or the sandbox closes). */
@@ -45,11 +54,12 @@ export interface FaultPlan {
   omitHasMore?: boolean;
 }
 
-export type FaultAction = "none" | "429" | "500" | "502" | "503" | "reset" | "hang";
+export type FaultAction = "none" | "400" | "429" | "500" | "502" | "503" | "reset" | "hang";
 
 const ORDER: readonly [keyof FaultPlan, FaultAction][] = [
   ["hang", "hang"],
   ["reset", "reset"],
+  ["http400", "400"],
   ["http429", "429"],
   ["http500", "500"],
   ["http502", "502"],

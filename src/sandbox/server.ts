@@ -93,8 +93,10 @@ export function createSandboxServer(api: ApiContext, control: ControlContext, fa
         const ra = faults.current.retryAfterSeconds;
         return sendError(res, 429, path, "Too many requests", undefined, ra === null ? {} : { "retry-after": String(ra ?? 1) });
       }
+      case "400":
+        return sendError(res, 400, path, faults.current.errorMessage ?? "Validation failed", faults.current.errorIssues);
       case "500":
-        return sendError(res, 500, path, "Internal server error");
+        return sendError(res, 500, path, faults.current.errorMessage ?? "Internal server error", faults.current.errorIssues);
       case "502":
         res.writeHead(502, { "content-type": "text/html", "content-length": Buffer.byteLength(HTML_502) });
         res.end(HTML_502);

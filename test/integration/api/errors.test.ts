@@ -68,7 +68,9 @@ describe("error answers map to typed errors with the server's message", () => {
   it("403 is a PermissionError with the operator advice (and the portal advice on a POST)", async () => {
     const { err } = await failWith(403, undefined, (c) => c.getMember("m1"));
     expect(err).toBeInstanceOf(PermissionError);
-    expect(err.message).toContain("server says 403");
+    // A people endpoint: its message is described, never quoted (it may name the member).
+    expect(err.message).toContain("answered 403: its message not quoted");
+    expect(err.message).not.toContain("server says");
     expect(err.message).toContain("The service operator must adjust your organization's permissions");
     await server?.close();
     const post = await failWith(403, undefined, (c) => c.addSubscriber("g1", { subscribers: [] as never }));
@@ -79,13 +81,17 @@ describe("error answers map to typed errors with the server's message", () => {
     const { err } = await failWith(404, undefined, (c) => c.getEnrollmentRequest("nope"));
     expect(err).toBeInstanceOf(NotFoundError);
     expect((err as NotFoundError).path).toBe("/v1/enrollmentRequests/nope");
-    expect(err.message).toContain("server says 404");
+    // A people endpoint: its message is described, never quoted (it may name the member).
+    expect(err.message).toContain("answered 404: its message not quoted");
+    expect(err.message).not.toContain("server says");
   });
 
   it("500 on a write is a non-retryable ServerError with the data-problem hint", async () => {
     const { err, hits } = await failWith(500, undefined, (c) => c.patchMember("m1", { firstName: "A" }));
     expect(err).toBeInstanceOf(ServerError);
-    expect(err.message).toContain("server says 500");
+    // A people endpoint: its message is described, never quoted (it may name the member).
+    expect(err.message).toContain("answered 500: its message not quoted");
+    expect(err.message).not.toContain("server says");
     expect(err.message).toContain("missing or malformed nested fields");
     expect((err as ServerError).retryable).toBe(false);
     expect(hits).toBe(1);
