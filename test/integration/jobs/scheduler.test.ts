@@ -1,6 +1,7 @@
 /**
- * The scheduler against the sandbox over loopback and a real snapshot file. node-cron's tasks are
- * driven by hand (`execute()`, `fire()`), never by waiting for wall-clock minutes:
+ * The scheduler against the sandbox over loopback and a real snapshot file. Fires are started by
+ * hand (`fire()`), never by waiting for wall-clock minutes (the timer itself, on a fake clock
+ * across daylight saving: scheduler-clock.test.ts):
  *
  * - two schedulers on one database run each job once per fire (the catch-up at start included);
  * - a scheduler started after a long gap runs a missed job once, not once per missed slot;
@@ -132,10 +133,10 @@ describe("the scheduler", () => {
       await Promise.all([a.s.start(), b.s.start()]);
       await Promise.all([a.s.idle(), b.s.idle()]);
       for (const j of jobs) expect(runsOf(a.db, j.name)).toEqual(["succeeded"]);
-      // A fire of each job, from node-cron's tasks in both schedulers at once.
+      // A fire of each job, now, in both schedulers at once.
       await awayFromMinuteEdge();
       const [fromA, fromB] = [ea.length, eb.length];
-      await Promise.all(jobs.flatMap((j) => [a.s.cronTasks.get(j.name)!.execute(), b.s.cronTasks.get(j.name)!.execute()]));
+      await Promise.all(jobs.flatMap((j) => [a.s.fire(j, new Date(), "scheduled"), b.s.fire(j, new Date(), "scheduled")]));
       await Promise.all([a.s.idle(), b.s.idle()]);
       for (const j of jobs) expect(runsOf(a.db, j.name), JSON.stringify([...ea, ...eb].filter((e) => e.event === "job.failed"))).toEqual(["succeeded", "succeeded"]);
       const fires = a.db.prepare("SELECT job, reason, outcome FROM _job_fires ORDER BY job, slot").all();
