@@ -324,4 +324,26 @@ describe("cron manners", () => {
     expect(nightly.stderr.match(/selected no claim/g)).toHaveLength(1);
     expect(nightly.stderr.match(new RegExp(`${stored} stored claims have service dates outside the window`, "g"))).toHaveLength(1);
   });
+
+  it("a resumed run that did not walk the claims again does not say the window selected no claim", async () => {
+    const t = setup("resumed");
+    const env = cliEnv(t);
+    // No retries: the members walk fails at once, the claims walk (a scope of its own) completes.
+    writeFileSync(join(t.cwd, "benefits-sync.config.json"), JSON.stringify({ http: { retry: { maxAttempts: 1 } } }));
+    const args = ["sync", "--resources", "groups,members,claims", "--claims-since", "1900-01-01", "--claims-until", "2999-12-31"];
+    sb.setFaults({ pathPrefix: "/v2/members", http500: 1 });
+    let failed;
+    try {
+      failed = await startCli(args, env, t.cwd).done;
+    } finally {
+      sb.setFaults({});
+    }
+    expect(failed.code, failed.stderr).not.toBe(0);
+    const walked = peek(t.dbPath, (db) => db.prepare("SELECT seen FROM _run_counts WHERE run_id = 1 AND resource = 'claims'").pluck().get() as number);
+    expect(walked).toBeGreaterThan(0);
+    const resumed = await startCli([...args, "--json"], env, t.cwd).done;
+    expect(resumed.code, resumed.stderr).toBe(0);
+    expect(JSON.parse(resumed.stdout.trim().split("\n").pop()!)).toMatchObject({ status: "succeeded", resumedFrom: 1 });
+    expect(resumed.stderr).not.toMatch(/selected no claim/);
+  });
 });
