@@ -3,10 +3,11 @@
  * applied (enabled, schedule, time zone, sinks, heartbeat URL). Every problem is a ConfigError that
  * names the key, collected in one go.
  */
-import { createTask, validate } from "node-cron";
+import { validate } from "node-cron";
 import { JOBS } from "../../jobs/index.js";
 import type { Config } from "../config/schema.js";
 import { ConfigError } from "../errors.js";
+import { lastFireAtOrBefore, nextFireAfter } from "./fire-times.js";
 import type { Job, JobDefinition } from "./job.js";
 
 export function effectiveJobs(config: Config, defs: readonly JobDefinition[] = JOBS): Job[] {
@@ -53,25 +54,12 @@ function validTimeZone(tz: string): boolean {
   }
 }
 
-/** The next time the job fires after `after`, or null (checked minute by minute for 400 days). */
+/** The next time the job fires after `after` (within 400 days), by cron's daylight-saving rule (fire-times.ts), or null. */
 export function nextFire(job: Pick<Job, "schedule" | "timezone">, after: Date): Date | null {
-  return scan(job, after, 1);
+  return nextFireAfter(job, after)?.at ?? null;
 }
 
 /** The last time the job was due at or before `now` (within 45 days), or null. */
 export function previousFire(job: Pick<Job, "schedule" | "timezone">, now: Date): Date | null {
-  return scan(job, now, -1);
-}
-
-function scan(job: Pick<Job, "schedule" | "timezone">, from: Date, step: 1 | -1): Date | null {
-  const task = createTask(job.schedule, () => undefined, { timezone: job.timezone });
-  try {
-    let t = Math.floor(from.getTime() / 60_000) * 60_000;
-    if (step === 1) t += 60_000;
-    const limit = step === 1 ? 400 * 1440 : 45 * 1440;
-    for (let i = 0; i < limit; i++, t += step * 60_000) if (task.match(new Date(t))) return new Date(t);
-    return null;
-  } finally {
-    void task.destroy();
-  }
+  return lastFireAtOrBefore(job, now)?.at ?? null;
 }

@@ -1,6 +1,9 @@
 /**
- * `benefits-sync schedule`: the enabled jobs on node-cron, in their time zones.
+ * `benefits-sync schedule`: the enabled jobs, each on a timer to its next fire in its time zone.
  *
+ * - Daylight saving: fire times follow cron's rule (fire-times.ts); a fire moved out of the spring
+ *   gap says so in its log lines (`moved`). Our own timer, not node-cron's: node-cron's skips or
+ *   repeats those fires.
  * - No overlap: a job still running from its last fire skips the next one (and says so); other
  *   jobs wait for the snapshot, since one run at a time holds it (the run lease), polling up to
  *   `waitForSnapshotMs`, then skip that fire and say so.
@@ -13,11 +16,10 @@
  * - A failing job is logged, written to the textfile and pinged as failed; the others go on.
  */
 import type { Database } from "better-sqlite3";
-import { createTask, type ScheduledTask } from "node-cron";
 import { setTimeout as sleep } from "node:timers/promises";
+import { lastFireAtOrBefore, movedText, nextFireAfter } from "./fire-times.js";
 import { claimFire, endFire, lastSuccess, type FireReason } from "./fires.js";
 import type { Job } from "./job.js";
-import { previousFire } from "./registry.js";
 import type { JobReport } from "./run-job.js";
 import { ping as realPing, textfileMetrics, writeTextfile, type JobLog, type PingKind } from "./telemetry.js";
 
@@ -31,6 +33,8 @@ export interface SchedulerOptions {
   readonly waitForSnapshotMs: number;
   readonly pollMs?: number;
   readonly now?: () => Date;
+  /** Resolves at `at`, rejects when `signal` aborts (tests pass a fake clock with `now`). */
+  readonly sleepUntil?: (at: Date, signal: AbortSignal) => Promise<void>;
   readonly ping?: (url: string, kind: PingKind) => Promise<string | undefined>;
 }
 
@@ -38,7 +42,7 @@ export interface SchedulerOptions {
 export type FireOutcome = "succeeded" | "failed" | "interrupted" | "taken" | "overlap" | "busy" | "stopped";
 
 export class Scheduler {
-  private readonly tasks = new Map<string, ScheduledTask>();
+  private readonly timers: Promise<void>[] = [];
   private readonly stopping = new AbortController();
   private readonly running = new Set<string>();
   private readonly inFlight = new Set<Promise<FireOutcome>>();
@@ -52,21 +56,9 @@ export class Scheduler {
     return this.o.jobs.filter((j) => j.enabled);
   }
 
-  /** The node-cron task of each enabled job, by name (tests execute them by hand). */
-  get cronTasks(): ReadonlyMap<string, ScheduledTask> {
-    return this.tasks;
-  }
-
   /** Schedule every enabled job, then run the missed ones once (in the background). */
   async start(): Promise<void> {
-    for (const job of this.enabled) {
-      const task = createTask(job.schedule, (ctx) => this.track(this.fire(job, ctx.date ?? ctx.triggeredAt, "scheduled")), {
-        timezone: job.timezone,
-        name: job.name,
-      });
-      this.tasks.set(job.name, task);
-      await task.start();
-    }
+    for (const job of this.enabled) this.timers.push(this.timer(job));
     this.o.log({ event: "scheduler.started", jobs: this.enabled.map((j) => ({ job: j.name, schedule: j.schedule, timezone: j.timezone })) });
     void this.track(this.catchUp().then(() => "succeeded" as const));
   }
@@ -75,19 +67,38 @@ export class Scheduler {
   async catchUp(): Promise<void> {
     for (const job of this.enabled) {
       if (this.stopping.signal.aborted) return;
-      const due = previousFire(job, this.now());
+      const due = lastFireAtOrBefore(job, this.now());
       if (!due) continue;
       const ok = lastSuccess(this.o.db, job.name);
-      if (ok && ok >= due) continue;
-      this.o.log({ event: "job.missed", job: job.name, due: due.toISOString(), lastSuccess: ok?.toISOString() ?? null });
-      await this.fire(job, due, "missed");
+      if (ok && ok >= due.at) continue;
+      this.o.log({ event: "job.missed", job: job.name, due: due.at.toISOString(), lastSuccess: ok?.toISOString() ?? null });
+      await this.fire(job, due.at, "missed", movedText(due, job.timezone));
     }
   }
 
-  /** Run `job` for its scheduled time `slot` (to the minute), unless another process or fire has it. */
-  async fire(job: Job, slot: Date, reason: FireReason): Promise<FireOutcome> {
+  /** Wait for each next fire of `job` and start it, until the scheduler stops. */
+  private async timer(job: Job): Promise<void> {
+    const sleepUntil = this.o.sleepUntil ?? realSleepUntil;
+    for (let after = this.now(); !this.stopping.signal.aborted; ) {
+      const next = nextFireAfter(job, after);
+      if (!next) return;
+      try {
+        await sleepUntil(next.at, this.stopping.signal);
+      } catch {
+        return;
+      }
+      after = next.at;
+      void this.track(this.fire(job, next.at, "scheduled", movedText(next, job.timezone)));
+    }
+  }
+
+  /**
+   * Run `job` for its scheduled time `slot` (to the minute), unless another process or fire has it.
+   * `moved` says why the slot is not the job's local time (daylight saving).
+   */
+  async fire(job: Job, slot: Date, reason: FireReason, moved?: string): Promise<FireOutcome> {
     const at = new Date(Math.floor(slot.getTime() / 60_000) * 60_000);
-    const base = { job: job.name, slot: at.toISOString(), reason };
+    const base = { job: job.name, slot: at.toISOString(), reason, ...(moved ? { moved } : {}) };
     if (this.stopping.signal.aborted) return "stopped";
     if (this.running.has(job.name)) {
       this.o.log({ event: "job.skipped", ...base, why: "the job is still running from an earlier fire" });
@@ -151,10 +162,8 @@ export class Scheduler {
 
   /** Stop scheduling, interrupt the run in progress (`reason` is recorded), wait for it to end. */
   async stop(reason: string): Promise<void> {
-    for (const t of this.tasks.values()) await t.stop();
     this.stopping.abort(Object.assign(new Error(reason), { code: "INTERRUPTED" }));
-    await Promise.allSettled([...this.inFlight]);
-    for (const t of this.tasks.values()) await t.destroy();
+    await Promise.allSettled([...this.timers, ...this.inFlight]);
     this.o.log({ event: "scheduler.stopped", why: reason });
   }
 
@@ -182,5 +191,12 @@ export class Scheduler {
     if (!job.heartbeatUrl) return;
     const problem = await (this.o.ping ?? realPing)(job.heartbeatUrl, kind);
     if (problem) this.o.log({ event: "heartbeat.failed", job: job.name, ping: kind, error: problem });
+  }
+}
+
+/** Sleep in steps of at most a minute, so a clock that jumped (a suspended host) is caught up soon. */
+async function realSleepUntil(at: Date, signal: AbortSignal): Promise<void> {
+  for (let left = at.getTime() - Date.now(); left > 0; left = at.getTime() - Date.now()) {
+    await sleep(Math.min(left, 60_000), undefined, { signal });
   }
 }

@@ -114,7 +114,7 @@ export async function runSyncJob(opts: SyncJobOptions): Promise<RunReport & { de
       ...(opts.signal ? { signal: opts.signal } : {}),
     });
     if (report.status === "succeeded" && !report.dryRun && (opts.resources ?? ["claims"]).includes("claims") && opts.onNotice) {
-      for (const n of claimsWindowNotices(config.db, claimsWindow, report.resources.claims?.seen ?? 0)) opts.onNotice(n);
+      for (const n of claimsWindowNotices(config.db, claimsWindow, report.resources.claims?.seen ?? 0, report.resumedFrom)) opts.onNotice(n);
     }
     // Only after a successful run: a failed run's committed changes stay pending for each output
     // and ride with the next successful delivery (the ledger, src/sinks/ledger.ts).

@@ -48,11 +48,13 @@ export class RunLifecycle {
    */
   start(job: string, options: Record<string, unknown>, flags: { dryRun?: boolean; resume?: boolean }): ActiveRun {
     const { db, checkpoints } = this.d;
-    const now = this.d.now().toISOString();
     const optionsJson = canonicalJson(options);
     const { pid, host } = hostIdentity();
     let resumedFrom: number | undefined;
     const claim = () => {
+      // Stamped once the write lock is held: a run that waited for it (the previous run's final
+      // commit) must not look as if it overlapped that run.
+      const now = this.d.now().toISOString();
       reapOrRefuse(db, this.lease, false);
       const last = db.prepare("SELECT * FROM _runs ORDER BY run_id DESC LIMIT 1").get() as RunRow | undefined;
       const resumable =

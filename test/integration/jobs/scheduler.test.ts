@@ -1,6 +1,7 @@
 /**
- * The scheduler against the sandbox over loopback and a real snapshot file. node-cron's tasks are
- * driven by hand (`execute()`, `fire()`), never by waiting for wall-clock minutes:
+ * The scheduler against the sandbox over loopback and a real snapshot file. Fires are started by
+ * hand (`fire()`), never by waiting for wall-clock minutes (the timer itself, on a fake clock
+ * across daylight saving: scheduler-clock.test.ts):
  *
  * - two schedulers on one database run each job once per fire (the catch-up at start included);
  * - a scheduler started after a long gap runs a missed job once, not once per missed slot;
@@ -132,10 +133,10 @@ describe("the scheduler", () => {
       await Promise.all([a.s.start(), b.s.start()]);
       await Promise.all([a.s.idle(), b.s.idle()]);
       for (const j of jobs) expect(runsOf(a.db, j.name)).toEqual(["succeeded"]);
-      // A fire of each job, from node-cron's tasks in both schedulers at once.
+      // A fire of each job, now, in both schedulers at once.
       await awayFromMinuteEdge();
       const [fromA, fromB] = [ea.length, eb.length];
-      await Promise.all(jobs.flatMap((j) => [a.s.cronTasks.get(j.name)!.execute(), b.s.cronTasks.get(j.name)!.execute()]));
+      await Promise.all(jobs.flatMap((j) => [a.s.fire(j, new Date(), "scheduled"), b.s.fire(j, new Date(), "scheduled")]));
       await Promise.all([a.s.idle(), b.s.idle()]);
       for (const j of jobs) expect(runsOf(a.db, j.name), JSON.stringify([...ea, ...eb].filter((e) => e.event === "job.failed"))).toEqual(["succeeded", "succeeded"]);
       const fires = a.db.prepare("SELECT job, reason, outcome FROM _job_fires ORDER BY job, slot").all();
@@ -322,5 +323,27 @@ describe("cron manners", () => {
     expect(nightly.code, nightly.stderr).toBe(0);
     expect(nightly.stderr.match(/selected no claim/g)).toHaveLength(1);
     expect(nightly.stderr.match(new RegExp(`${stored} stored claims have service dates outside the window`, "g"))).toHaveLength(1);
+  });
+
+  it("a resumed run that did not walk the claims again does not say the window selected no claim", async () => {
+    const t = setup("resumed");
+    const env = cliEnv(t);
+    // No retries: the members walk fails at once, the claims walk (a scope of its own) completes.
+    writeFileSync(join(t.cwd, "benefits-sync.config.json"), JSON.stringify({ http: { retry: { maxAttempts: 1 } } }));
+    const args = ["sync", "--resources", "groups,members,claims", "--claims-since", "1900-01-01", "--claims-until", "2999-12-31"];
+    sb.setFaults({ pathPrefix: "/v2/members", http500: 1 });
+    let failed;
+    try {
+      failed = await startCli(args, env, t.cwd).done;
+    } finally {
+      sb.setFaults({});
+    }
+    expect(failed.code, failed.stderr).not.toBe(0);
+    const walked = peek(t.dbPath, (db) => db.prepare("SELECT seen FROM _run_counts WHERE run_id = 1 AND resource = 'claims'").pluck().get() as number);
+    expect(walked).toBeGreaterThan(0);
+    const resumed = await startCli([...args, "--json"], env, t.cwd).done;
+    expect(resumed.code, resumed.stderr).toBe(0);
+    expect(JSON.parse(resumed.stdout.trim().split("\n").pop()!)).toMatchObject({ status: "succeeded", resumedFrom: 1 });
+    expect(resumed.stderr).not.toMatch(/selected no claim/);
   });
 });
