@@ -222,6 +222,22 @@ export class PiiKeyError extends ConfigError {
   }
 }
 
+/**
+ * `--db` names a file that is not a benefits-sync snapshot (another application's SQLite file, or
+ * not SQLite at all). Found before any write, pragma or chmod: the file is left exactly as it was.
+ */
+export class NotASnapshotError extends ConfigError {
+  override readonly code = "NOT_A_SNAPSHOT";
+  readonly path: string;
+  constructor(path: string, looksLike: string) {
+    super([
+      `db: ${path} is not a benefits-sync snapshot: it is ${looksLike}. Nothing was changed. ` +
+        "Point --db (BENEFITS_DB) at your snapshot, or at a path with no file yet to start a new one",
+    ]);
+    this.path = path;
+  }
+}
+
 /** An enrollment request did not settle before its deadline. */
 export class TimeoutError extends BenefitsSyncError {
   readonly code = "TIMEOUT";

@@ -1,6 +1,7 @@
 import { createHmac, randomBytes } from "node:crypto";
 import { chmodSync, existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { PiiKeyError } from "../errors.js";
+import { assertSnapshotFile } from "./snapshot-file.js";
 
 export const PiiModes = ["token", "keep"] as const;
 export type PiiMode = (typeof PiiModes)[number];
@@ -58,6 +59,8 @@ export function loadOrCreatePiiKey(dbPath: string, configured: string | undefine
   if (configured) return { key: Buffer.from(configured, "utf8"), created: false };
   const path = `${dbPath}.pii-key`;
   if (existsSync(path)) return { key: readKeyFile(path), created: false, path };
+  // A key file beside another application's file would be a write to its folder: refuse first.
+  assertSnapshotFile(dbPath);
   const key = randomBytes(32);
   writeFileSync(path, `${key.toString("hex")}\n`, { mode: 0o600, flag: "wx" });
   chmodSync(path, 0o600);
