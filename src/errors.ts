@@ -238,6 +238,28 @@ export class NotASnapshotError extends ConfigError {
   }
 }
 
+/**
+ * The snapshot's file system is full (SQLite's `SQLITE_FULL`, the system's `ENOSPC`). SQLite
+ * rolled back the write that did not fit; the message names the file, the space left, and what to
+ * do. The CLI exits 1: the run failed, and the next run resumes its walk.
+ */
+export class DiskFullError extends BenefitsSyncError {
+  readonly code = "DISK_FULL";
+  readonly path: string;
+  /** Bytes free to this user on the snapshot's file system when the write failed, when known. */
+  readonly freeBytes: number | undefined;
+  constructor(path: string, freeBytes: number | undefined, free: string, dir: string, cause?: unknown) {
+    super(
+      `disk full: the snapshot ${path} could not be written: ${free} free on the file system that holds ${dir}. ` +
+        "Nothing of the step that failed was kept. Free space there (or move the snapshot and its files beside it elsewhere and point --db at it), " +
+        "then run sync again: it resumes this run's walk",
+      cause === undefined ? undefined : { cause },
+    );
+    this.path = path;
+    this.freeBytes = freeBytes;
+  }
+}
+
 /** An enrollment request did not settle before its deadline. */
 export class TimeoutError extends BenefitsSyncError {
   readonly code = "TIMEOUT";

@@ -3,6 +3,7 @@ import type { Database } from "better-sqlite3";
 import { chmodSync, closeSync, openSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { SnapshotPathError } from "../errors.js";
+import { asDiskFull } from "./disk-full.js";
 import { migrate } from "./migrations.js";
 import { checkSnapshotSchema, directoryError, recogniseSnapshotFile, statOrUndefined } from "./snapshot-file.js";
 
@@ -54,7 +55,8 @@ export function openDatabase(path: string, opts: { readonly?: boolean } = {}): D
     return db;
   } catch (err) {
     db?.close();
-    throw (path === ":memory:" ? undefined : pathProblem(path, err, opts.readonly ?? false)) ?? err;
+    if (path === ":memory:") throw err;
+    throw pathProblem(path, err, opts.readonly ?? false) ?? asDiskFull(err, path);
   }
 }
 
