@@ -223,6 +223,44 @@ export class PiiKeyError extends ConfigError {
   }
 }
 
+/**
+ * `--db` names a file that is not a benefits-sync snapshot (another application's SQLite file, or
+ * not SQLite at all). Found before any write, pragma or chmod: the file is left exactly as it was.
+ */
+export class NotASnapshotError extends ConfigError {
+  override readonly code = "NOT_A_SNAPSHOT";
+  readonly path: string;
+  constructor(path: string, looksLike: string) {
+    super([
+      `db: ${path} is not a benefits-sync snapshot: it is ${looksLike}. Nothing was changed. ` +
+        "Point --db (BENEFITS_DB) at your snapshot, or at a path with no file yet to start a new one",
+    ]);
+    this.path = path;
+  }
+}
+
+/**
+ * The snapshot's file system is full (SQLite's `SQLITE_FULL`, the system's `ENOSPC`). SQLite
+ * rolled back the write that did not fit; the message names the file, the space left, and what to
+ * do. The CLI exits 1: the run failed, and the next run resumes its walk.
+ */
+export class DiskFullError extends BenefitsSyncError {
+  readonly code = "DISK_FULL";
+  readonly path: string;
+  /** Bytes free to this user on the snapshot's file system when the write failed, when known. */
+  readonly freeBytes: number | undefined;
+  constructor(path: string, freeBytes: number | undefined, free: string, dir: string, cause?: unknown) {
+    super(
+      `disk full: the snapshot ${path} could not be written: ${free} free on the file system that holds ${dir}. ` +
+        "Nothing of the step that failed was kept. Free space there (or move the snapshot and its files beside it elsewhere and point --db at it), " +
+        "then run sync again: it resumes this run's walk",
+      cause === undefined ? undefined : { cause },
+    );
+    this.path = path;
+    this.freeBytes = freeBytes;
+  }
+}
+
 /** An enrollment request did not settle before its deadline. */
 export class TimeoutError extends BenefitsSyncError {
   readonly code = "TIMEOUT";

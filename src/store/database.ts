@@ -1,12 +1,15 @@
 import BetterSqlite3 from "better-sqlite3";
 import type { Database } from "better-sqlite3";
-import { chmodSync, closeSync, openSync, statSync, type Stats } from "node:fs";
-import { dirname, join, resolve } from "node:path";
+import { chmodSync, closeSync, openSync } from "node:fs";
+import { dirname, resolve } from "node:path";
 import { SnapshotPathError } from "../errors.js";
+import { asDiskFull } from "./disk-full.js";
 import { migrate } from "./migrations.js";
+import { checkSnapshotSchema, directoryError, recogniseSnapshotFile, statOrUndefined } from "./snapshot-file.js";
 
 /**
- * Open (or create) the snapshot file: mode 0600 before SQLite writes a byte (SQLite gives the
+ * Open (or create) the snapshot file: refused, untouched, when it is not ours (see
+ * snapshot-file.ts); mode 0600 before SQLite writes a byte (SQLite gives the
  * -wal and -shm files the database's mode), WAL, a busy timeout, and the latest schema.
  *
  * Commits during a walk use `synchronous=NORMAL`: in WAL mode a crash of the process loses
@@ -22,11 +25,12 @@ import { migrate } from "./migrations.js";
 export function openDatabase(path: string, opts: { readonly?: boolean } = {}): Database {
   let db: Database | undefined;
   try {
-    if (path !== ":memory:" && !opts.readonly) {
-      closeSync(openSync(path, "a", 0o600));
-      chmodSync(path, 0o600);
-    }
+    // Before any write, pragma or chmod: a file that is not ours is left exactly as it was.
+    const kind = path === ":memory:" ? "absent" : recogniseSnapshotFile(path);
+    if (path !== ":memory:" && !opts.readonly && (kind === "absent" || kind === "empty")) closeSync(openSync(path, "a", 0o600));
     db = new BetterSqlite3(path, { readonly: opts.readonly ?? false, fileMustExist: opts.readonly ?? false });
+    if (kind === "unmarked") checkSnapshotSchema(db, path);
+    if (path !== ":memory:" && !opts.readonly) chmodSync(path, 0o600);
     db.pragma("busy_timeout = 10000");
     if (!opts.readonly) {
       // Set before the first table exists (it cannot change afterwards): the pages a run borrows for
@@ -51,7 +55,8 @@ export function openDatabase(path: string, opts: { readonly?: boolean } = {}): D
     return db;
   } catch (err) {
     db?.close();
-    throw (path === ":memory:" ? undefined : pathProblem(path, err, opts.readonly ?? false)) ?? err;
+    if (path === ":memory:") throw err;
+    throw pathProblem(path, err, opts.readonly ?? false) ?? asDiskFull(err, path);
   }
 }
 
@@ -74,9 +79,7 @@ function pathProblem(path: string, err: unknown, readonly: boolean): SnapshotPat
   const file = resolve(path);
   const dir = dirname(file);
   const problem = (text: string) => new SnapshotPathError(path, `db: ${text}`);
-  if (statOrUndefined(file)?.isDirectory()) {
-    return problem(`${path} is a directory; ${WHERE} names the snapshot file, e.g. ${join(path, "benefits-sync.db")}`);
-  }
+  if (statOrUndefined(file)?.isDirectory()) return directoryError(path);
   let existing = dir;
   let st = statOrUndefined(existing);
   while (st === undefined && dirname(existing) !== existing) st = statOrUndefined((existing = dirname(existing)));
@@ -89,12 +92,4 @@ function pathProblem(path: string, err: unknown, readonly: boolean): SnapshotPat
   }
   const why = REASONS[code] ?? "SQLite could not open or write it there";
   return problem(`cannot create or write the snapshot ${path} (and its -wal and -shm files) in ${dir}: ${why}; point ${WHERE} at a writable directory, or give this user write access to ${dir}`);
-}
-
-function statOrUndefined(path: string): Stats | undefined {
-  try {
-    return statSync(path);
-  } catch {
-    return undefined;
-  }
 }

@@ -1,6 +1,7 @@
 import type { Database } from "better-sqlite3";
 import { createSyncIndexes, createVersionTable, createViews, dropViews, ensureIndexes, writtenColumns } from "./analyst-schema.js";
 import { StoredResources } from "./resources.js";
+import { SNAPSHOT_APPLICATION_ID } from "./snapshot-file.js";
 
 /**
  * Schema migrations, applied in order by `PRAGMA user_version`. Each runs in one transaction, so
@@ -183,6 +184,11 @@ export const migrations: readonly ((db: Database) => void)[] = [
     db.exec(`CREATE TABLE _job_fires (
       job TEXT NOT NULL, slot TEXT NOT NULL, reason TEXT NOT NULL, claimed_at TEXT NOT NULL, host TEXT, pid INTEGER,
       outcome TEXT, run_id INTEGER, finished_at TEXT, PRIMARY KEY (job, slot)) WITHOUT ROWID`);
+  },
+  // 7: mark the file as a snapshot (see snapshot-file.ts), so that it is told from another
+  // application's SQLite file by its header alone.
+  (db) => {
+    db.pragma(`application_id = ${SNAPSHOT_APPLICATION_ID}`);
   },
 ];
 

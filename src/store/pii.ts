@@ -1,6 +1,8 @@
 import { createHmac, randomBytes } from "node:crypto";
-import { chmodSync, existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { PiiKeyError } from "../errors.js";
+import { asDiskFull } from "./disk-full.js";
+import { assertSnapshotFile } from "./snapshot-file.js";
 
 export const PiiModes = ["token", "keep"] as const;
 export type PiiMode = (typeof PiiModes)[number];
@@ -58,8 +60,16 @@ export function loadOrCreatePiiKey(dbPath: string, configured: string | undefine
   if (configured) return { key: Buffer.from(configured, "utf8"), created: false };
   const path = `${dbPath}.pii-key`;
   if (existsSync(path)) return { key: readKeyFile(path), created: false, path };
+  // A key file beside another application's file would be a write to its folder: refuse first.
+  assertSnapshotFile(dbPath);
   const key = randomBytes(32);
-  writeFileSync(path, `${key.toString("hex")}\n`, { mode: 0o600, flag: "wx" });
+  try {
+    writeFileSync(path, `${key.toString("hex")}\n`, { mode: 0o600, flag: "wx" });
+  } catch (e) {
+    // A key file left empty by a full disk would be refused by every later run: none is kept.
+    if ((e as NodeJS.ErrnoException).code !== "EEXIST") rmSync(path, { force: true });
+    throw asDiskFull(e, dbPath);
+  }
   chmodSync(path, 0o600);
   return { key, created: true, path };
 }

@@ -4,6 +4,7 @@
  */
 import { parentPort, workerData } from "node:worker_threads";
 import { openDatabase } from "./database.js";
+import { asDiskFull } from "./disk-full.js";
 import { applyPageInput, runStart } from "./snapshot-port.js";
 import { SnapshotStore, type SnapshotOptions } from "./snapshot.js";
 
@@ -76,6 +77,7 @@ port.on("message", (m: WorkerRequest) => {
 });
 
 function describe(e: unknown): { name: string; code: string; message: string } {
-  const err = e instanceof Error ? e : new Error(String(e));
+  const full = asDiskFull(e, init.dbPath);
+  const err = full instanceof Error ? full : new Error(String(full));
   return { name: err.name, code: (err as { code?: string }).code ?? err.name, message: err.message };
 }

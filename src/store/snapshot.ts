@@ -15,6 +15,7 @@
 import type { Database } from "better-sqlite3";
 import { redact } from "../errors.js";
 import { Checkpoints } from "./checkpoints.js";
+import { asDiskFull, isDiskFull } from "./disk-full.js";
 import { claimsToVerify, deleteCandidates, type DeleteCandidates } from "./delete-plan.js";
 import { PageApplier } from "./page-apply.js";
 import { PageCache, type KnownPage } from "./page-cache.js";
@@ -181,8 +182,28 @@ export class SnapshotStore {
     const run = this.active();
     try {
       return this.lifecycle.finish(run, policy, failure);
+    } catch (e) {
+      if (isDiskFull(e) && !run.dryRun) this.recordFullDisk(run.runId, e);
+      throw e;
     } finally {
       this.run = undefined;
+    }
+  }
+
+  /**
+   * The run's end did not fit on the disk. The rolled-back write gave its space back, so the one
+   * row that says the run failed usually fits; when it does not, the next run finds the run dead
+   * and records it failed.
+   */
+  private recordFullDisk(runId: number, e: unknown): void {
+    try {
+      if (this.db.inTransaction) this.db.exec("ROLLBACK");
+      const message = (asDiskFull(e, this.db.name) as Error).message;
+      this.db
+        .prepare("UPDATE _runs SET status = 'failed', finished_at = ?, error = ?, lease_until = NULL WHERE run_id = ? AND status = 'running'")
+        .run(this.clock().toISOString(), `DISK_FULL: ${redact(message)}`, runId);
+    } catch {
+      // Still full: left to the next run.
     }
   }
 
@@ -199,10 +220,11 @@ export class SnapshotStore {
       apply(run);
       this.groups.pageDone(run);
     } catch (e) {
-      const err = e instanceof Error ? e : new Error(String(e));
+      const full = asDiskFull(e, this.db.name);
+      const err = full instanceof Error ? full : new Error(String(full));
       const code = (err as { code?: unknown }).code;
       this.groups.abort(run, { code: typeof code === "string" ? code : err.name, message: redact(err.message) });
-      throw e;
+      throw full;
     }
   }
 

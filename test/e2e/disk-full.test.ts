@@ -1,0 +1,68 @@
+/**
+ * A snapshot on a full disk: a real small file system (tmpfs, mounted here: the tests run as root)
+ * fills during the run. The CLI exits 1 and says which file, how much space is free and what to do
+ * (not a bare "database or disk is full"); once space returns, the run is recorded failed (by
+ * itself, or by the next run when even that write did not fit) and the next run resumes its walk.
+ */
+import BetterSqlite3 from "better-sqlite3";
+import { execFileSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startCli } from "../helpers/cli-process.js";
+
+let dir: string;
+const mounted: string[] = [];
+
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), "bsync-full-"));
+});
+afterAll(() => {
+  // Lazily: a process of a failed test may still hold a file there.
+  for (const m of mounted) execFileSync("umount", ["-l", m]);
+  rmSync(dir, { recursive: true, force: true });
+});
+
+// Both hold the new snapshot (about 1 MB). In 6 MB the embedded sandbox's first walk fills the
+// disk; in 9 MB the walk fits and the run's last commit does not.
+describe.each(["6m", "9m"])("a snapshot on a full disk (tmpfs of %s)", (size) => {
+  it("fails with the file, the free space and what to do (exit 1); the run is recorded failed and the next run resumes it", async () => {
+    const disk = join(dir, size);
+    mkdirSync(disk);
+    execFileSync("mount", ["-t", "tmpfs", "-o", `size=${size}`, "tmpfs", disk]);
+    mounted.push(disk);
+    const db = join(disk, "snap.db");
+    const env = { BENEFITS_DB: db, BENEFITS_PII_KEY: "disk-full-test-pii-key-0123456789" };
+    const full = await startCli(["sync", "--env", "sandbox", "--quiet"], env).done;
+    const said = `exit ${full.code}\n${full.stderr}\n${full.stdout}`;
+    expect(full.code, said).toBe(1);
+    expect(full.stderr, said).toContain(`error (DISK_FULL): disk full: the snapshot ${db} could not be written: `);
+    expect(full.stderr, said).toMatch(/: \d+(\.\d+)? (bytes|KB|MB) free on the file system that holds /);
+    expect(full.stderr, said).toMatch(/Free space there/);
+    expect(full.stderr, said).toMatch(/run sync again: it resumes this run's walk/);
+    expect(full.stderr, said).not.toMatch(/^database or disk is full/m);
+
+    // The run's last write did not fit, but SQLite gave back the space of the write it rolled
+    // back: the failure itself is recorded, with what the user was told.
+    const during = new BetterSqlite3(db, { readonly: true });
+    try {
+      expect(during.prepare("SELECT status, error FROM _runs WHERE run_id = 1").get()).toMatchObject({ status: "failed", error: expect.stringMatching(/^DISK_FULL: disk full: the snapshot /) });
+    } finally {
+      during.close();
+    }
+
+    execFileSync("mount", ["-o", "remount,size=64m", disk]);
+    const next = await startCli(["sync", "--env", "sandbox", "--json"], env).done;
+    expect(next.code, next.stderr).toBe(0);
+    const resumed = JSON.parse(next.stdout.trim().split("\n").pop()!) as { runId: number; status: string; resumedFrom?: number };
+    expect(resumed).toMatchObject({ runId: 2, status: "succeeded", resumedFrom: 1 });
+    const snap = new BetterSqlite3(db, { readonly: true });
+    const runs = snap.prepare("SELECT run_id, status, error FROM _runs ORDER BY run_id").all() as { run_id: number; status: string; error: string | null }[];
+    snap.close();
+    expect(runs.map((r) => [r.run_id, r.status])).toEqual([
+      [1, "failed"],
+      [2, "succeeded"],
+    ]);
+  }, 180_000);
+});
