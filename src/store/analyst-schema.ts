@@ -39,12 +39,21 @@ function jsonPath(path: string): string {
 /**
  * Integer cents of a decimal text amount (`"-1234.5"`, `"0.29"`): exact for every amount with at
  * most two decimals below 10^13 (round() absorbs the binary error of `x * 100`). Anything else (a
- * number sent as JSON, `"1,234.50"`, `"12.345"`, `""`) is NULL, never a wrong number.
+ * number sent as JSON, `"1,234.50"`, `"12.345"`, `""`) is NULL, never a wrong number. `x` must hold
+ * the service's value with its JSON type (see {@link MoneyType}): claims and claim lines both
+ * go through this, so one amount gets one answer.
  */
 const cents = (x: string) =>
   `CASE WHEN typeof(${x}) = 'text' AND ${x} NOT GLOB '*[^0-9.-]*' AND ${x} GLOB '*[0-9]*' AND ${x} NOT GLOB '?*-*' ` +
   `AND ${x} NOT GLOB '*.*.*' AND (instr(${x}, '.') = 0 OR length(${x}) - instr(${x}, '.') <= 2) ` +
   `THEN CAST(round(${x} * 100) AS INTEGER) END`;
+
+/**
+ * An amount column's declared type: none, so that the column keeps the JSON value's own type (text
+ * for `"12.50"`, real for a number). A TEXT column turned the number 12.5 into the text "12.5",
+ * whose cents (1250) the claim had while the same amount on a claim line had none.
+ */
+const MoneyType = "";
 
 /**
  * The typed columns of one resource, in view order: `[name, declared type, expression]`. The
@@ -56,8 +65,9 @@ const cents = (x: string) =>
 export function typedColumns(r: StoredResource, source = "data"): { name: string; type: string; extract?: string; generated?: string }[] {
   const out: { name: string; type: string; extract?: string; generated?: string }[] = [];
   for (const p of ViewColumns[r]) {
-    out.push({ name: columnName(p), type: "TEXT", extract: `json_extract(${source}, '${jsonPath(p)}')` });
-    if (MoneyColumns[r]?.includes(p)) out.push({ name: `${columnName(p)}_cents`, type: "INTEGER", generated: cents(`"${columnName(p)}"`) });
+    const money = MoneyColumns[r]?.includes(p) ?? false;
+    out.push({ name: columnName(p), type: money ? MoneyType : "TEXT", extract: `json_extract(${source}, '${jsonPath(p)}')` });
+    if (money) out.push({ name: `${columnName(p)}_cents`, type: "INTEGER", generated: cents(`"${columnName(p)}"`) });
   }
   return out;
 }
@@ -87,7 +97,7 @@ export function refreshTypedSql(r: StoredResource): string {
 /** The version table of a resource with its typed columns (`name` lets a migration build it aside). */
 export function createVersionTable(db: Database, r: StoredResource, name = `_${r}_v`): void {
   const typed = typedColumns(r)
-    .map((c) => `"${c.name}" ${c.type}${c.generated ? ` GENERATED ALWAYS AS (${c.generated}) STORED` : ""}`)
+    .map((c) => `"${c.name}"${c.type ? ` ${c.type}` : ""}${c.generated ? ` GENERATED ALWAYS AS (${c.generated}) STORED` : ""}`)
     .join(",\n      ");
   db.exec(`
     CREATE TABLE ${name} (

@@ -1,6 +1,6 @@
 import type { Database } from "better-sqlite3";
 import { createSyncIndexes, createVersionTable, createViews, dropViews, ensureIndexes, writtenColumns } from "./analyst-schema.js";
-import { StoredResources } from "./resources.js";
+import { StoredResources, type StoredResource } from "./resources.js";
 import { SNAPSHOT_APPLICATION_ID } from "./snapshot-file.js";
 
 /**
@@ -155,16 +155,7 @@ export const migrations: readonly ((db: Database) => void)[] = [
   // memberships).
   (db) => {
     dropViews(db);
-    const cols = "vid, id, valid_from_run, valid_to_run, op, ended_by, part, changed_fields, fp, hash, data";
-    for (const r of StoredResources) {
-      createVersionTable(db, r, `_${r}_v_typed`);
-      const typed = writtenColumns(r);
-      db.exec(`INSERT INTO _${r}_v_typed (${cols}${typed.map((c) => `, "${c.name}"`).join("")})
-               SELECT ${cols}${typed.map((c) => `, ${c.extract}`).join("")} FROM _${r}_v ORDER BY vid;
-               DROP TABLE _${r}_v;
-               ALTER TABLE _${r}_v_typed RENAME TO _${r}_v;`);
-      createSyncIndexes(db, r);
-    }
+    for (const r of StoredResources) rebuildVersionTable(db, r);
     ensureIndexes(db);
     createViews(db);
   },
@@ -190,6 +181,18 @@ export const migrations: readonly ((db: Database) => void)[] = [
   (db) => {
     db.pragma(`application_id = ${SNAPSHOT_APPLICATION_ID}`);
   },
+  // 8: claim amounts keep the JSON value's type (analyst-schema.ts, MoneyType): a TEXT column
+  // turned an amount sent as a number into text, whose generated cents were a number the service
+  // never sent, where a claim line of the same amount had none. Only a claims table made with
+  // TEXT amounts is rebuilt (a copy of every claim version, once).
+  (db) => {
+    const declared = db.prepare("SELECT type FROM pragma_table_info('_claims_v') WHERE name = 'claimAmount'").pluck().get();
+    if (declared !== "TEXT") return;
+    dropViews(db);
+    rebuildVersionTable(db, "claims");
+    ensureIndexes(db);
+    createViews(db);
+  },
 ];
 
 /** Bring the database to the latest schema. Refuses a database newer than this code. */
@@ -206,4 +209,20 @@ export function migrate(db: Database): void {
       db.pragma(`user_version = ${v + 1}`);
     })();
   }
+}
+
+/**
+ * Copy a resource's version table into one made as analyst-schema.ts defines it now, its typed
+ * columns read again from `data`, and put the copy in its place with the sync's indexes (the
+ * caller builds the analysts' with `ensureIndexes`, and drops and creates the views around it).
+ */
+function rebuildVersionTable(db: Database, r: StoredResource): void {
+  const cols = "vid, id, valid_from_run, valid_to_run, op, ended_by, part, changed_fields, fp, hash, data";
+  createVersionTable(db, r, `_${r}_v_typed`);
+  const typed = writtenColumns(r);
+  db.exec(`INSERT INTO _${r}_v_typed (${cols}${typed.map((c) => `, "${c.name}"`).join("")})
+           SELECT ${cols}${typed.map((c) => `, ${c.extract}`).join("")} FROM _${r}_v ORDER BY vid;
+           DROP TABLE _${r}_v;
+           ALTER TABLE _${r}_v_typed RENAME TO _${r}_v;`);
+  createSyncIndexes(db, r);
 }

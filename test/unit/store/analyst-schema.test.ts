@@ -79,6 +79,32 @@ describe("the analyst's snapshot", () => {
     ]);
   });
 
+  it("money sent as a JSON number: null cents on a claim and on its lines alike (one rule, as the README says)", async () => {
+    const t = tempStore();
+    cleanup.push(t.cleanup);
+    // A TEXT column would turn 12.5 into "12.5" (1250 cents) and 100 into "100" (10000 cents).
+    const numbers = [12.5, 0.30000000000000004, 100];
+    const claims = numbers.map((n, i) =>
+      claim(`n${i}`, "m1", "1.00", { claimAmount: n, allowedAmount: n, paidAmount: n, lines: [{ code: "99213", amount: n }, { code: "81001", amount: "2.50" }] }),
+    );
+    await syncStarted({ source: memorySource(() => data([member("m1", "Lyon")], claims)), store: t.store, claimsWindow: window });
+    const rows = t.db.prepare("SELECT id, claimAmount_cents AS c, allowedAmount_cents AS a, paidAmount_cents AS p FROM claims ORDER BY id").all();
+    expect(rows).toEqual([
+      { id: "n0", c: null, a: null, p: null },
+      { id: "n1", c: null, a: null, p: null },
+      { id: "n2", c: null, a: null, p: null },
+    ]);
+    const lines = t.db.prepare("SELECT claim_id, line_no, amount_cents FROM claim_lines ORDER BY claim_id, line_no").all();
+    expect(lines).toEqual(
+      ["n0", "n1", "n2"].flatMap((id) => [
+        { claim_id: id, line_no: 1, amount_cents: null },
+        { claim_id: id, line_no: 2, amount_cents: 250 },
+      ]),
+    );
+    // The reconciliation's consistency check sees them as inexact, not as wrong numbers.
+    expect(t.db.prepare("SELECT COUNT(*) FROM claims WHERE paidAmount IS NOT NULL AND paidAmount_cents IS NULL").pluck().get()).toBe(3);
+  });
+
   it("typed columns are declared columns of the tables, and the questions' filters use an index", async () => {
     const t = tempStore();
     cleanup.push(t.cleanup);
@@ -233,5 +259,38 @@ describe("the analyst's snapshot", () => {
       { valid_from_run: 2, paidAmount: "3.25" },
     ]);
     expect(db.prepare("SELECT field, old_value, new_value FROM field_changes WHERE run_id = 2").all()).toEqual([{ field: "paidAmount", old_value: "1.00", new_value: "3.25" }]);
+  });
+
+  it("a snapshot whose claim amounts were TEXT columns is rebuilt: an amount sent as a number gets no cents, one sent as text keeps them", () => {
+    const dir = mkdtempSync(join(tmpdir(), "bsync-money-"));
+    cleanup.push(() => rmSync(dir, { recursive: true, force: true }));
+    const path = join(dir, "old.db");
+    // Schema 7 as it was: the amounts declared TEXT (a JSON number became text), the cents generated from them.
+    const made = openDatabase(path);
+    const tableSql = made.prepare("SELECT sql FROM sqlite_schema WHERE name = '_claims_v'").pluck().get() as string;
+    const textAmounts = tableSql.replace(/^(\s*)"(claimAmount|allowedAmount|paidAmount)",$/gm, '$1"$2" TEXT,');
+    expect((textAmounts.match(/ TEXT,/g)?.length ?? 0) - (tableSql.match(/ TEXT,/g)?.length ?? 0)).toBe(3);
+    for (const v of made.prepare("SELECT name FROM sqlite_schema WHERE type = 'view'").pluck().all() as string[]) made.exec(`DROP VIEW "${v}"`);
+    made.exec(`DROP TABLE _claims_v; ${textAmounts}`);
+    made.pragma("user_version = 7");
+    made.prepare("INSERT INTO _runs (job, status, started_at, options) VALUES ('sync', 'succeeded', '2026-01-01T00:00:00Z', '{}')").run();
+    const ins = made.prepare(
+      `INSERT INTO _claims_v (id, valid_from_run, op, part, hash, data, claimAmount, allowedAmount, paidAmount)
+       SELECT ?, 1, 'insert', 'G1', 'h', d, json_extract(d, '$.claimAmount'), json_extract(d, '$.allowedAmount'), json_extract(d, '$.paidAmount') FROM (SELECT ? AS d)`,
+    );
+    ins.run("n1", JSON.stringify(claim("n1", "m1", "1.00", { claimAmount: 0.30000000000000004, allowedAmount: 12.5, paidAmount: 0.30000000000000004 })));
+    ins.run("s1", JSON.stringify(claim("s1", "m1", "2.50")));
+    // The defect as it stood: the number 12.5 read as the text "12.5", 1250 cents (its claim line: none).
+    expect(made.prepare("SELECT allowedAmount, allowedAmount_cents FROM _claims_v WHERE id = 'n1'").get()).toEqual({ allowedAmount: "12.5", allowedAmount_cents: 1250 });
+    made.close();
+
+    const db = openDatabase(path);
+    cleanup.push(() => db.close());
+    expect(db.pragma("user_version", { simple: true })).toBe(migrations.length);
+    expect(db.prepare("SELECT id, paidAmount, paidAmount_cents, allowedAmount_cents, claimAmount_cents FROM claims ORDER BY id").all()).toEqual([
+      { id: "n1", paidAmount: 0.30000000000000004, paidAmount_cents: null, allowedAmount_cents: null, claimAmount_cents: null },
+      { id: "s1", paidAmount: "2.50", paidAmount_cents: 250, allowedAmount_cents: 250, claimAmount_cents: 250 },
+    ]);
+    expect(db.prepare("SELECT COUNT(*) FROM sqlite_schema WHERE type = 'index' AND tbl_name = '_claims_v' AND name LIKE '_claims_v_ix_%'").pluck().get()).toBeGreaterThan(0);
   });
 });
