@@ -58,11 +58,22 @@ function classify(key: string): boolean {
   return false;
 }
 
+/** A text that may name an SSN key: cheap, and never false when one is in it. */
+const MAY_NAME_SSN = /ss|social/i;
+
+// A key as JSON.stringify writes it, that may name an SSN: each is then asked of the rule.
+const JSON_KEY_MAY_NAME_SSN = /"((?:[^"\\]|\\.)*?(?:ss|social)(?:[^"\\]|\\.)*?)"\s*:/gi;
+
 /**
- * A text that may name an SSN key (so may need a look): cheap, and never false when an SSN key is
- * in it. `ssn_token`, which every masked member holds, passes; the caller asks {@link isSsnKey}.
+ * Whether a JSON text (as JSON.stringify writes it) has a key the rule names, at any depth: only
+ * such a text can hold a plain SSN. Cheap on a masked member: `ssn_token` and `ssn_last4` are
+ * each asked of the memo.
  */
-export const MAY_NAME_SSN = /ss|social/i;
+export function jsonHasSsnKey(json: string): boolean {
+  JSON_KEY_MAY_NAME_SSN.lastIndex = 0;
+  for (let m = JSON_KEY_MAY_NAME_SSN.exec(json); m !== null; m = JSON_KEY_MAY_NAME_SSN.exec(json)) if (isSsnKey(m[1]!)) return true;
+  return false;
+}
 
 // Nine digits, bare or split 3-2-4 by dashes or spaces, not inside a longer run of digits: an SSN
 // looks like any 9-digit id, and PHI wins, but a 13-digit timestamp is left alone.

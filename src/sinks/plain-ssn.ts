@@ -20,16 +20,3 @@ function strip(value: unknown): unknown {
   for (const [k, v] of Object.entries(value)) if (!isSsnKey(k)) out[k] = strip(v);
   return out;
 }
-
-// A key as JSON.stringify writes it, that may name an SSN: each is then asked of the rule.
-const KEY_MAY_NAME_SSN = /"((?:[^"\\]|\\.)*?(?:ss|social)(?:[^"\\]|\\.)*?)"\s*:/gi;
-
-/**
- * Whether a stored JSON text has a key the SSN rule names (so must go through
- * {@link withoutPlainSsn}). Cheap on a masked member: `ssn_token` and `ssn_last4` are asked once.
- */
-export function mayHoldPlainSsn(json: string): boolean {
-  KEY_MAY_NAME_SSN.lastIndex = 0;
-  for (let m = KEY_MAY_NAME_SSN.exec(json); m !== null; m = KEY_MAY_NAME_SSN.exec(json)) if (isSsnKey(m[1]!)) return true;
-  return false;
-}

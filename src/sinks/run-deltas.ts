@@ -1,6 +1,7 @@
 import type { Database } from "better-sqlite3";
 import { StoredResources, ViewColumns, columnName, type StoredResource } from "../store/resources.js";
-import { mayHoldPlainSsn, withoutPlainSsn } from "./plain-ssn.js";
+import { jsonHasSsnKey } from "../pii/ssn-key.js";
+import { withoutPlainSsn } from "./plain-ssn.js";
 
 export const DeltaOps = ["insert", "update", "delete"] as const;
 export type DeltaOp = (typeof DeltaOps)[number];
@@ -80,7 +81,7 @@ class StoredDelta implements Delta {
     this.changedFields = r[4] === null ? null : (JSON.parse(r[4] as string) as string[]);
     if (r.length > 5) this.typed = r.slice(5);
     // Only a text with an SSN key can hold one: the others are served as stored.
-    if (!mayHoldPlainSsn(this.stored)) this.text = this.stored;
+    if (!jsonHasSsnKey(this.stored)) this.text = this.stored;
   }
 
   get data(): Record<string, unknown> {
