@@ -5,6 +5,7 @@
  */
 import type { ValidationIssue } from "../schemas/error-body.js";
 import { maskUrlPasswords } from "./url-display.js";
+import { maskSsnText } from "./pii/ssn-key.js";
 
 export const EXCERPT_LIMIT = 200;
 
@@ -15,24 +16,10 @@ export function registerSecret(secret: string | undefined): void {
   if (secret && secret.length >= 4) secrets.add(secret);
 }
 
-// Nine digits, bare or split 3-2-4 by dashes or spaces, not inside a longer run of digits: an SSN
-// looks like any 9-digit id, and PHI wins, but a 13-digit timestamp is left alone.
-const SSN_DIGITS = /(?<!\d)\d{3}[- ]?\d{2}[- ]?\d{4}(?!\d)/g;
-// The value of any `ssn` key (`"ssn":"..."`, JSON inside a JSON string, `ssn=...`, `ssn: ...`,
-// `dependentSsn`), whatever it holds: a malformed SSN is still an SSN. A bare value must hold a
-// digit, so that a sentence such as "ssn: expected 9 digits" stays readable.
-const SSN_FIELD =
-  /(\b[a-z_]*ssn\\?["']?\s*[:=]\s*)(\\"(?:[^\\]|\\(?!"))*?(?:\\"|$)|"(?:[^"\\]|\\.)*"?|'[^']*'?|[^\s,;&)}\]"']*\d[^\s,;&)}\]"']*(?:\s\d[\d-]*)*)/gi;
-
-function maskSsnValue(_: string, key: string, value: string): string {
-  const quote = value.startsWith('\\"') ? '\\"' : value[0] === '"' || value[0] === "'" ? value[0] : "";
-  return `${key}${quote}[ssn]${quote}`;
-}
-
 /**
- * Mask registered secrets, bearer tokens, every `ssn` value and every SSN-shaped number (any run
- * of exactly nine digits, also as 123-45-6789 or 123 45 6789) in a text. Linear in the text: it
- * runs on every error message and every recorded run error.
+ * Mask registered secrets, bearer tokens, the value of every SSN key (the one rule, `isSsnKey`) and
+ * every SSN-shaped number (any run of exactly nine digits, also as 123-45-6789 or 123 45 6789) in a
+ * text. Linear in the text: it runs on every error message and every recorded run error.
  *
  * @example
  * redact('GET /v1/members/123456789 {"ssn":"12-3"}') // 'GET /v1/members/[ssn] {"ssn":"[ssn]"}'
@@ -41,8 +28,7 @@ export function redact(text: string): string {
   let out = maskUrlPasswords(text);
   for (const s of secrets) out = out.split(s).join("[redacted]");
   out = out.replace(/(bearer\s+)[^\s"',]+/gi, "$1[redacted]");
-  if (/ssn/i.test(out)) out = out.replace(SSN_FIELD, maskSsnValue);
-  return out.replace(SSN_DIGITS, "[ssn]");
+  return maskSsnText(out);
 }
 
 /** Redact and truncate a text for an error message. */

@@ -8,6 +8,7 @@ import { encodeId } from "./ids.js";
 import { CITIES, FEMALE_FIRST, FEMALE_FIRST_UNICODE, LAST, LAST_UNICODE, MALE_FIRST, MALE_FIRST_UNICODE, STREETS, STREET_SUFFIX, emailSafe } from "./names.js";
 import { Kind, Rng, rngFor } from "./prng.js";
 import type { AddressRec, CoverageRec, MemberRec } from "./records.js";
+import { addSsnVariants, servedSsn } from "./ssn-variants.js";
 import { SLOTS_PER_HOUSEHOLD, groupOfHousehold, type GroupInfo, type World } from "./world.js";
 
 export interface Household {
@@ -102,12 +103,6 @@ function dob(rng: Rng, genesisYear: number, minAge: number, maxAge: number): str
   return `${year}-${String(month + 1).padStart(2, "0")}-${String(day).padStart(2, "0")}`;
 }
 
-function ssn(rng: Rng): string {
-  let area = rng.range(1, 899);
-  if (area === 666) area = 665;
-  return `${String(area).padStart(3, "0")}-${String(rng.range(1, 99)).padStart(2, "0")}-${String(rng.range(1, 9999)).padStart(4, "0")}`;
-}
-
 /** The generated member of `slot`, or undefined for an empty slot. */
 export function generateMember(world: World, slot: number): MemberRec | undefined {
   const pos = slot % SLOTS_PER_HOUSEHOLD;
@@ -125,7 +120,7 @@ export function generateMember(world: World, slot: number): MemberRec | undefine
   const lastName = ownSurname ? rng.pick(LAST) : det.lastName;
   const genesisYear = Number(isoDay(world.genesisDay).slice(0, 4));
   const dateOfBirth = relationship === "child" ? dob(rng, genesisYear, 0, 24) : dob(rng, genesisYear, 22, 66);
-  const ssnValue = ssn(rng);
+  const ssnValue = servedSsn(rng);
   const emailN = rng.int(1000);
   const spouseEmail = rng.chance(0.5);
   const group = hh.group;
@@ -156,7 +151,7 @@ export function generateMember(world: World, slot: number): MemberRec | undefine
     endDate: hh.endDay >= 0 ? isoDay(hh.endDay) : null,
     status: hh.endDay >= 0 ? "terminated" : hh.startDay > world.genesisDay ? "pending" : "active",
   });
-  return {
+  const member: MemberRec = {
     id: memberId(world, slot),
     subscriberId: `S${100_000_000 + h}`,
     firstName,
@@ -172,4 +167,5 @@ export function generateMember(world: World, slot: number): MemberRec | undefine
     createdAt: isoTime(world.memberBaseMs + slot * world.memberStepMs),
     coverages,
   };
+  return addSsnVariants(member, world.seed, slot, world.extraSsnKeys);
 }

@@ -44,6 +44,8 @@ export interface SandboxOptions {
   faults?: FaultPlan;
   /** Plant one record of each kind the reconciliation report's consistency checks look for. */
   inconsistencies?: boolean;
+  /** The fraction (0-1) of members that also carry SSN fields named in other styles, at depth; default 0. */
+  extraSsnKeys?: number;
 }
 
 export type IterableResource = "designs" | "groups" | "members" | "claims";
@@ -96,6 +98,7 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
     groups: opts.groups ?? Math.max(2, Math.round(members / 500)),
     claimsPerMember: opts.claimsPerMember ?? 3,
     today: opts.today ?? "2026-01-15",
+    extraSsnKeys: opts.extraSsnKeys ?? 0,
   });
   const state = new SandboxState(world);
   const planted = opts.inconsistencies ? plantInconsistencies(state) : emptyPlanted();

@@ -43,12 +43,15 @@ export interface WorldOptions {
   groups: number;
   claimsPerMember: number;
   today: string;
+  /** The fraction of members that also carry SSN fields named in other styles (ssn-variants.ts). */
+  extraSsnKeys?: number;
 }
 
 export interface World {
   readonly seed: number;
   readonly genesisDay: number;
   readonly claimsPerMember: number;
+  readonly extraSsnKeys: number;
   readonly households: number;
   readonly totalSlots: number;
   readonly designs: readonly DesignRec[];
@@ -224,6 +227,7 @@ export function buildWorld(o: WorldOptions): World {
     seed,
     genesisDay,
     claimsPerMember: o.claimsPerMember,
+    extraSsnKeys: o.extraSsnKeys ?? 0,
     households,
     totalSlots,
     designs,

@@ -1,9 +1,7 @@
 import type { Database } from "better-sqlite3";
 import { StoredResources, ViewColumns, columnName, type StoredResource } from "../store/resources.js";
+import { jsonHasSsnKey } from "../pii/ssn-key.js";
 import { withoutPlainSsn } from "./plain-ssn.js";
-
-/** A key ending in "ssn", as the stored JSON text writes keys (compact, by JSON.stringify). */
-const MAY_HOLD_SSN = /ssn"\s*:/i;
 
 export const DeltaOps = ["insert", "update", "delete"] as const;
 export type DeltaOp = (typeof DeltaOps)[number];
@@ -82,8 +80,8 @@ class StoredDelta implements Delta {
     this.stored = r[3] as string;
     this.changedFields = r[4] === null ? null : (JSON.parse(r[4] as string) as string[]);
     if (r.length > 5) this.typed = r.slice(5);
-    // Only a text that names a key ending in "ssn" can hold one: the others are served as stored.
-    if (!MAY_HOLD_SSN.test(this.stored)) this.text = this.stored;
+    // Only a text with an SSN key can hold one: the others are served as stored.
+    if (!jsonHasSsnKey(this.stored)) this.text = this.stored;
   }
 
   get data(): Record<string, unknown> {

@@ -1,8 +1,10 @@
-/** Turns an SSN into its stored replacement: `[ssn_last4, ssn_token]`. */
+import { isSsnKey } from "../pii/ssn-key.js";
+
+/** Turns an SSN into its stored replacement: `[<key>_last4, <key>_token]`. */
 export type SsnMasker = (ssn: unknown) => readonly [last4: string | null, token: string | null];
 
 export interface CanonicalOptions {
-  /** Replace every `ssn` field, at any depth, by `ssn_last4` and `ssn_token`. */
+  /** Replace every SSN field (`isSsnKey`), at any depth, by `<key>_last4` and `<key>_token`. */
   readonly maskSsn?: SsnMasker | undefined;
   /** Leave this top-level field out (a parent's list of children, stored apart). */
   readonly omit?: string | undefined;
@@ -34,8 +36,19 @@ function sorted(v: unknown, mask: SsnMasker | undefined, omit?: string, extra?: 
   }
   const obj = v as Record<string, unknown>;
   const keys = Object.keys(obj);
-  const masked = mask !== undefined && "ssn" in obj ? mask(obj.ssn) : undefined;
-  if (masked) keys.push("ssn_last4", "ssn_token");
+  // What masking writes in place of each SSN key (`<key>_last4`, `<key>_token`): made only for
+  // an object that has one, so the common record pays one memo look-up per key.
+  let masked: Map<string, string | null> | undefined;
+  if (mask !== undefined) {
+    for (let i = 0, n = keys.length; i < n; i++) {
+      const k = keys[i]!;
+      if (!isSsnKey(k)) continue;
+      const [last4, token] = mask(obj[k]);
+      masked ??= new Map();
+      masked.set(k, null).set(`${k}_last4`, last4).set(`${k}_token`, token);
+      keys.push(`${k}_last4`, `${k}_token`);
+    }
+  }
   if (extra) keys.push(extra[0]);
   keys.sort();
   const out: Record<string, unknown> = {};
@@ -43,8 +56,8 @@ function sorted(v: unknown, mask: SsnMasker | undefined, omit?: string, extra?: 
   for (const k of keys) {
     if (k === last || k === omit) continue;
     last = k;
-    if (masked && (k === "ssn" || k === "ssn_last4" || k === "ssn_token")) {
-      if (k !== "ssn") out[k] = k === "ssn_last4" ? masked[0] : masked[1];
+    if (masked?.has(k)) {
+      if (!isSsnKey(k)) out[k] = masked.get(k);
       continue;
     }
     if (extra && k === extra[0]) {

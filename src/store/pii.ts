@@ -1,6 +1,7 @@
 import { createHmac, randomBytes } from "node:crypto";
 import { chmodSync, existsSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { PiiKeyError } from "../errors.js";
+import { isSsnKey } from "../pii/ssn-key.js";
 import { asDiskFull } from "./disk-full.js";
 import { assertSnapshotFile } from "./snapshot-file.js";
 
@@ -8,8 +9,8 @@ export const PiiModes = ["token", "keep"] as const;
 export type PiiMode = (typeof PiiModes)[number];
 
 /**
- * Replace every `ssn` field, at any depth, by `ssn_token` (HMAC-SHA256 under the PII key, hex) and
- * `ssn_last4`. A plain hash would not do: nine digits are brute-forced in seconds. Returns a new
+ * Replace every SSN field (`isSsnKey`: `ssn`, `dependentSsn`, `socialSecurityNumber`, ...), at any
+ * depth, by `<key>_token` (HMAC-SHA256 under the PII key, hex) and `<key>_last4`. A plain hash would not do: nine digits are brute-forced in seconds. Returns a new
  * object; the input is not changed. With mode `keep` (asked for by name) the record passes as is.
  *
  * @example maskPii({id: "m1", ssn: "123-45-6789"}, key) // {id: "m1", ssn_token: "9f…", ssn_last4: "6789"}
@@ -24,18 +25,19 @@ function mask(value: unknown, masker: ReturnType<typeof ssnMasker>): unknown {
   if (value === null || typeof value !== "object") return value;
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(value)) {
-    if (k === "ssn") [out.ssn_last4, out.ssn_token] = masker(v);
+    if (isSsnKey(k)) [out[`${k}_last4`], out[`${k}_token`]] = masker(v);
     else out[k] = mask(v, masker);
   }
   return out;
 }
 
 /**
- * The masker the canonical writer applies to every `ssn` it meets: `[last4, token]`, or nulls for
- * an empty SSN.
+ * The masker the canonical writer applies to every SSN field it meets: `[last4, token]`, or nulls
+ * for an empty one or one that is neither text nor a number (whatever it holds is dropped).
  */
 export function ssnMasker(key: Buffer): (ssn: unknown) => readonly [string | null, string | null] {
   return (ssn) => {
+    if (typeof ssn === "number" && Number.isFinite(ssn)) ssn = String(ssn);
     if (typeof ssn !== "string" || ssn.length === 0) return [null, null];
     const digits = ssn.replace(/\D/g, "");
     return [digits.slice(-4), ssnToken(digits, key)];

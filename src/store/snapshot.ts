@@ -24,6 +24,7 @@ import { RunLifecycle } from "./run-lifecycle.js";
 import type { ActiveRun, DeletePolicy, RunOutcome, ScopeState, SnapshotOptions } from "./run-state.js";
 import { isLookup, type Scope } from "./scopes.js";
 import { SeenIds } from "./seen-ids.js";
+import { scrubStoredSsns } from "./ssn-scrub.js";
 import { PageGroups } from "./transactions.js";
 import { versionStatements } from "./versions.js";
 
@@ -83,6 +84,7 @@ export class SnapshotStore {
   startRun(job: string, options: Record<string, unknown>, flags: { dryRun?: boolean; resume?: boolean } = {}): ActiveRun {
     if (this.run) throw new Error(`run ${this.run.runId} is still active on this store`);
     this.run = this.lifecycle.start(job, options, flags);
+    if (!flags.dryRun) scrubStoredSsns(this.db, this.encoder.masker);
     this.pages.prune();
     return this.run;
   }

@@ -6,6 +6,7 @@
  * kept per tick (one tick per operation), to tell whether the service had a record during the
  * whole of a run; every SSN ever generated is kept, to look for it where it must never be.
  */
+import { addPhiKeys, changeOnePhiKey } from "./phi-keys.js";
 import { Rng } from "./rng.js";
 
 export const ListResources = ["designs", "groups", "members", "claims"] as const;
@@ -173,6 +174,8 @@ export class ServiceModel {
   constructor(
     private readonly rng: Rng,
     init: ModelInit,
+    /** The stream of the SSN fields in other styles (phi-keys.ts); without it, members carry `ssn` only. */
+    private readonly phi?: Rng,
   ) {
     this.pageSize = { ...init.pageSizes };
     for (let i = 0; i < init.designs; i++) this.designs.push(this.newDesign());
@@ -212,15 +215,15 @@ export class ServiceModel {
     return new Date(Date.UTC(2025, 10, 1) + this.seq++ * 1000).toISOString();
   }
 
-  private newSsn(): string {
+  private newSsn(rng: Rng = this.rng): string {
     for (;;) {
-      let area = this.rng.between(100, 899);
+      let area = rng.between(100, 899);
       if (area === 666) area = 667;
-      const s = `${area}-${String(this.rng.between(1, 99)).padStart(2, "0")}-${String(this.rng.between(1, 9999)).padStart(4, "0")}`;
+      const s = `${area}-${String(rng.between(1, 99)).padStart(2, "0")}-${String(rng.between(1, 9999)).padStart(4, "0")}`;
       if (this.ssnSet.has(s)) continue;
       this.ssnSet.add(s);
       // The service's format is dashed; a few records carry the digits alone.
-      const stored = this.rng.chance(0.1) ? s.replace(/-/g, "") : s;
+      const stored = rng.chance(0.1) ? s.replace(/-/g, "") : s;
       this.ssns.push(s);
       return stored;
     }
@@ -294,7 +297,7 @@ export class ServiceModel {
       covs.push(this.newCoverage(g));
     }
     const first = this.rng.pick(FIRST);
-    return {
+    return this.withPhiKeys({
       id: this.rng.uuid(),
       subscriberId: `SUB${this.rng.between(100000, 999999)}`,
       firstName: first,
@@ -309,7 +312,16 @@ export class ServiceModel {
       address: { line1: `${this.rng.between(1, 999)} Main St`, line2: this.rng.chance(0.3) ? "Apt 2" : null, city: this.rng.pick(CITIES), state: "TX", zip: `7${this.rng.between(1000, 9999)}` },
       createdAt: this.stamp(),
       coverages: covs,
-    };
+    });
+  }
+
+  /** Half the members also carry SSN fields in other styles, at random depths, some in a coverage. */
+  private withPhiKeys(m: Member): Member {
+    const phi = this.phi;
+    if (!phi || !phi.chance(0.5)) return m;
+    addPhiKeys(m, phi, () => this.newSsn(phi));
+    if (m.coverages[0] && phi.chance(0.3)) addPhiKeys(m.coverages[0], phi, () => this.newSsn(phi));
+    return m;
   }
 
   private insertMember(m: Member): void {
@@ -488,6 +500,7 @@ export class ServiceModel {
             break;
           case 4:
             m.ssn = this.newSsn(); // a corrected SSN
+            if (this.phi?.chance(0.5)) changeOnePhiKey(m, () => this.newSsn(this.phi)); // and a dependent's
             break;
           default:
             m.address = { ...m.address, line2: m.address.line2 === null ? `Unit ${c % 50}` : null };

@@ -52,7 +52,7 @@ export interface ScheduleOutcome {
 }
 
 export async function runSchedule(s: Schedule, server: SimServer): Promise<ScheduleOutcome> {
-  const model = new ServiceModel(Rng.derive(s.seed, 1), s.init);
+  const model = new ServiceModel(Rng.derive(s.seed, 1), s.init, Rng.derive(s.seed, 3));
   server.attach(model, s.hasMore);
   const world = new World({ commitEveryPages: s.commitEveryPages, encodeOnCaller: s.encodeOnCaller, onCrash: () => server.stopRecordingServed() });
   const texts: { where: string; text: string }[] = [];
