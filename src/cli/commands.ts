@@ -52,6 +52,11 @@ export const COMMANDS: readonly CommandSpec[] = [
       },
       { flags: "--format <format>", description: "the files --out writes: csv (default), jsonl or parquet", parse: "format" },
       {
+        flags: "--from-run <n>",
+        description: "start a new --out (or --sink) output at run N: the runs before it are never sent there (recorded in the snapshot); default: every run from the first",
+        parse: "positiveInt",
+      },
+      {
         flags: "--sink <url-or-name>",
         description: "after a successful run, load every change the warehouse lacks into it (postgres://user@host:5432/db?schema=benefits_sync, or a sink named in the config file); sinks in the config file receive every run anyway",
       },
@@ -90,6 +95,11 @@ export const COMMANDS: readonly CommandSpec[] = [
       { flags: "--out <dir>", description: "write under DIR/<run_id>/ (DIR is created if missing; its parent must exist)" },
       { flags: "--format <format>", description: "csv (default), jsonl or parquet", parse: "format" },
       { flags: "--sink <url-or-name>", description: "load into a warehouse instead: postgres://... or a sink named in the config file" },
+      {
+        flags: "--from-run <n>",
+        description: "with --out: write every run from N to --run, each as DIR/<run>/; with --sink: a new warehouse starts at run N (the runs before it are never loaded)",
+        parse: "positiveInt",
+      },
     ],
     load: () => import("./commands/export.js"),
   },

@@ -40,6 +40,8 @@ export function printRunReport(ctx: Ctx, report: RunReport & { delivery?: CsvDel
                 status: delivery.status,
                 runs: delivery.runs,
                 ...(folder ? { dir: folder.dir } : { outDir: delivery.outDir }),
+                ...((delivery.values?.length ?? 0) > 1 ? { dirs: delivery.values!.map((f) => f.dir) } : {}),
+                ...(delivery.delivered?.length ? { delivered: delivery.delivered } : {}),
                 ...(delivery.error ? { error: delivery.error } : {}),
               },
             }
@@ -76,10 +78,11 @@ export function printRunReport(ctx: Ctx, report: RunReport & { delivery?: CsvDel
     const out = report.status === "succeeded" ? ctx.stdout : ctx.stderr;
     out.write(`${[head, ...rows].join("\n")}\n`);
     if (report.error) ctx.stderr.write(`error (${report.error.code}): ${report.error.message}\n`);
-    if (folder) {
-      const changed = folder.files.filter((f) => f.rows > 0);
+    // One line per run folder written (a catch-up writes several, oldest first).
+    for (const f of delivery?.values ?? (folder ? [folder] : [])) {
+      const changed = f.files.filter((x) => x.rows > 0);
       ctx.stdout.write(
-        `Deltas: ${folder.dir} (${runsText(folder.runs)}: ${changed.length ? changed.map((f) => `${f.file} ${f.rows} row${f.rows === 1 ? "" : "s"}`).join(", ") : "no changes"})\n`,
+        `Deltas: ${f.dir} (${runsText(f.runs)}: ${changed.length ? changed.map((x) => `${x.file} ${x.rows} row${x.rows === 1 ? "" : "s"}`).join(", ") : "no changes"})\n`,
       );
     }
   }

@@ -85,6 +85,8 @@ const FolderSink = z.strictObject({
   /** Deltas go under DIR/<run_id>/ (relative to the working directory). */
   dir: nonEmpty("a directory"),
   format: z.enum(["csv", "jsonl", "parquet"], { error: oneOf(["csv", "jsonl", "parquet"]) }).default("csv"),
+  /** A new output started later on purpose: the runs before it are never sent (recorded in the ledger). */
+  fromRun: positiveInt().optional(),
 });
 const PostgresSink = z
   .strictObject({
@@ -93,6 +95,8 @@ const PostgresSink = z
     url: z.string().regex(/^postgres(ql)?:\/\//, { error: "expected a postgres:// URL" }).optional(),
     /** The name of an environment variable that holds the URL (keeps a password out of the file). */
     urlEnv: nonEmpty("an environment variable's name").optional(),
+    /** As for a folder: the first run this warehouse is loaded from. */
+    fromRun: positiveInt().optional(),
   })
   .refine((s) => (s.url === undefined) !== (s.urlEnv === undefined), { error: "give exactly one of url and urlEnv" });
 const SinkName = /^[A-Za-z][A-Za-z0-9_-]{0,63}$/;

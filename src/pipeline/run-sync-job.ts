@@ -32,6 +32,8 @@ export interface SyncJobOptions {
   readonly signal?: AbortSignal;
   /** Write the run's deltas as CSV under `outDir/<run_id>/` when the run succeeds (an output, like those in `outputs`). */
   readonly outDir?: string;
+  /** The first run `outDir` receives when it is new (`--from-run`); default: every recorded run. */
+  readonly outFromRun?: number;
   /** The files `outDir` gets: csv (default), jsonl or parquet. */
   readonly outFormat?: FileFormatName;
   /** Where to deliver the deltas when the run succeeds: folders, warehouses (each through the ledger). */
@@ -118,7 +120,8 @@ export async function runSyncJob(opts: SyncJobOptions): Promise<RunReport & { de
     }
     // Only after a successful run: a failed run's committed changes stay pending for each output
     // and ride with the next successful delivery (the ledger, src/sinks/ledger.ts).
-    const outputs: OutputSpec[] = [...(opts.outDir !== undefined ? [{ kind: "folder", dir: opts.outDir, format: opts.outFormat ?? "csv" } as const] : []), ...(opts.outputs ?? [])];
+    const outDir: OutputSpec[] = opts.outDir !== undefined ? [{ kind: "folder", dir: opts.outDir, format: opts.outFormat ?? "csv", ...(opts.outFromRun !== undefined ? { fromRun: opts.outFromRun } : {}) }] : [];
+    const outputs: OutputSpec[] = [...outDir, ...(opts.outputs ?? [])];
     if (outputs.length === 0 || report.status !== "succeeded" || report.dryRun) return report;
     // The run's final commit is already durable (synchronous=FULL) when its deltas are read.
     const db = openDatabase(config.db);

@@ -18,6 +18,10 @@ export interface DeliveryOutcome<T> {
   /** The run ids whose changes it carried (ascending). */
   readonly runs: readonly number[];
   readonly value?: T;
+  /** Per run, for an output that takes each run on its own ({@link deliverEach}): what each delivery returned, in order. */
+  readonly values?: readonly T[];
+  /** With {@link deliverEach}, a failed outcome's runs are those still pending; these landed before it. */
+  readonly delivered?: readonly number[];
   readonly error?: { readonly code: string; readonly message: string };
 }
 
@@ -36,16 +40,16 @@ export interface InterruptedDelivery {
  *
  * @example pendingRuns(db, "csv:/data/deltas", 7) // [5, 6, 7]: run 5 failed, 6's delivery failed
  */
-export function pendingRuns(db: Database, output: string, uptoRun: number): number[] {
+export function pendingRuns(db: Database, output: string, uptoRun: number, limit = -1): number[] {
   return db
     .prepare(
       `SELECT r.run_id FROM _runs r
        WHERE r.status <> 'running' AND r.run_id <= ?
          AND NOT EXISTS (SELECT 1 FROM _delivered_runs d WHERE d.output = ? AND d.run_id = r.run_id)
-       ORDER BY r.run_id`,
+       ORDER BY r.run_id LIMIT ?`,
     )
     .pluck()
-    .all(uptoRun, output) as number[];
+    .all(uptoRun, output, limit) as number[];
 }
 
 /**
@@ -68,6 +72,7 @@ export async function deliver<T>(
   forRun: number,
   write: (runIds: readonly number[]) => Promise<T> | T,
   now: () => Date = () => new Date(),
+  opts: { readonly oneRun?: boolean } = {},
 ): Promise<DeliveryOutcome<T>> {
   await settleInterrupted(db, output, () => false, now);
   const claim = db
@@ -77,11 +82,14 @@ export async function deliver<T>(
           (r) => JSON.parse(r) as number[],
         ),
       );
-      const runs = pendingRuns(db, output, forRun).filter((r) => !held.has(r));
+      // oneRun reads no further than it needs: a first delivery after years of runs claims one at a time.
+      const all = pendingRuns(db, output, forRun, opts.oneRun ? held.size + 1 : -1).filter((r) => !held.has(r));
+      // oneRun: the oldest pending run alone, recorded (and named, for a folder) as its own.
+      const runs = opts.oneRun ? all.slice(0, 1) : all;
       if (runs.length === 0) return undefined;
       const info = db
         .prepare("INSERT INTO _deliveries (output, for_run, runs, status, started_at, detail) VALUES (?, ?, ?, 'pending', ?, ?)")
-        .run(output, forRun, JSON.stringify(runs), now().toISOString(), JSON.stringify({ pid: process.pid, host: hostname() }));
+        .run(output, opts.oneRun ? runs[0] : forRun, JSON.stringify(runs), now().toISOString(), JSON.stringify({ pid: process.pid, host: hostname() }));
       return { id: Number(info.lastInsertRowid), runs };
     })
     .immediate();
@@ -121,6 +129,48 @@ export async function deliver<T>(
     return { status: "delivered", deliveryId: id, runs, value };
   } finally {
     inFlight.delete(key);
+  }
+}
+
+/**
+ * Deliver to `output` each pending run up to `forRun` on its own, oldest first: one
+ * {@link deliver} per run, each recorded delivered as it lands, so a crash or a failure between
+ * two runs leaves the first delivered and the next pending. Stops at the first failure (a later
+ * run is not written before an earlier one). The outcome: `delivered` with every run delivered
+ * (`values` in order, `value` the last); `failed` with the runs still pending (`values` and
+ * `delivered` what landed before it); `nothing` when no run was pending.
+ *
+ * @example await deliverEach(db, "csv:/data/deltas", 7, ([run]) => writeFolder(run)) // 5/, 6/, 7/
+ */
+export async function deliverEach<T>(
+  db: Database,
+  output: string,
+  forRun: number,
+  write: (runIds: readonly number[]) => Promise<T> | T,
+  now: () => Date = () => new Date(),
+): Promise<DeliveryOutcome<T>> {
+  const values: T[] = [];
+  const delivered: number[] = [];
+  let last: number | undefined;
+  for (;;) {
+    const o = await deliver(db, output, forRun, write, now, { oneRun: true });
+    if (o.status === "delivered") {
+      values.push(o.value as T);
+      delivered.push(...o.runs);
+      last = o.deliveryId;
+      continue;
+    }
+    if (o.status === "nothing") {
+      if (delivered.length === 0) return o;
+      return { status: "delivered", deliveryId: last!, runs: delivered, values, value: values[values.length - 1]! };
+    }
+    let still: readonly number[] = o.runs;
+    try {
+      still = pendingRuns(db, output, forRun);
+    } catch {
+      // The ledger cannot be read: the failed run is the one known to be pending.
+    }
+    return { ...o, runs: still, delivered, values };
   }
 }
 
@@ -180,7 +230,8 @@ export function deliveryOf(db: Database, output: string, runId: number): { deliv
   let row: { delivery_id: number; for_run: number; runs: string } | undefined;
   try {
     row = db
-      .prepare("SELECT d.delivery_id, d.for_run, d.runs FROM _delivered_runs r JOIN _deliveries d ON d.delivery_id = r.delivery_id WHERE r.output = ? AND r.run_id = ?")
+      // A start recorded on purpose (output-start.ts) carried nothing: it is not a delivery of the run.
+      .prepare("SELECT d.delivery_id, d.for_run, d.runs FROM _delivered_runs r JOIN _deliveries d ON d.delivery_id = r.delivery_id WHERE r.output = ? AND r.run_id = ? AND d.runs <> '[]'")
       .get(output, runId) as typeof row;
   } catch {
     return undefined; // no ledger tables yet

@@ -11,8 +11,8 @@ import type { DeliveryOutcome } from "./ledger.js";
 import { deliverToSink, type Sink } from "./sink.js";
 
 export type OutputSpec =
-  | { readonly kind: "folder"; readonly dir: string; readonly format: FileFormatName; readonly name?: string }
-  | { readonly kind: "postgres"; readonly url: string; readonly name?: string };
+  | { readonly kind: "folder"; readonly dir: string; readonly format: FileFormatName; readonly name?: string; readonly fromRun?: number }
+  | { readonly kind: "postgres"; readonly url: string; readonly name?: string; readonly fromRun?: number };
 
 /** One output's delivery after a run. */
 export interface OutputDelivery {
@@ -52,28 +52,35 @@ export async function deliverAll(db: Database, specs: readonly OutputSpec[], for
       out.push({ spec, target: spec.kind === "folder" ? resolve(spec.dir) : "(warehouse)", outcome: { status: "failed", runs: [], error: { code: "CONFIG", message } } });
       continue;
     }
-    out.push({ spec, target: spec.kind === "folder" ? resolve(spec.dir) : sink.describe, outcome: await deliverToSink(db, sink, forRun, now) });
+    out.push({ spec, target: spec.kind === "folder" ? resolve(spec.dir) : sink.describe, outcome: await deliverToSink(db, sink, forRun, now, spec.fromRun) });
   }
   return out;
 }
 
 /** The sinks named in the config file, with `urlEnv` read from `env` (a ConfigError when it is unset). */
 export function configuredOutputs(
-  sinks: Readonly<Record<string, { readonly type: "folder"; readonly dir: string; readonly format: FileFormatName } | { readonly type: "postgres"; readonly url?: string | undefined; readonly urlEnv?: string | undefined }>>,
+  sinks: Readonly<
+    Record<
+      string,
+      | { readonly type: "folder"; readonly dir: string; readonly format: FileFormatName; readonly fromRun?: number | undefined }
+      | { readonly type: "postgres"; readonly url?: string | undefined; readonly urlEnv?: string | undefined; readonly fromRun?: number | undefined }
+    >
+  >,
   env: Readonly<Record<string, string | undefined>>,
   cwd: string,
 ): Record<string, OutputSpec> {
   const out: Record<string, OutputSpec> = {};
   const problems: string[] = [];
   for (const [name, s] of Object.entries(sinks)) {
+    const start = s.fromRun !== undefined ? { fromRun: s.fromRun } : {};
     if (s.type === "folder") {
-      out[name] = { kind: "folder", dir: resolve(cwd, s.dir), format: s.format, name };
+      out[name] = { kind: "folder", dir: resolve(cwd, s.dir), format: s.format, name, ...start };
       continue;
     }
     const url = s.url ?? (s.urlEnv ? env[s.urlEnv] : undefined);
     if (!url) problems.push(`sinks.${name}.urlEnv: the environment variable ${s.urlEnv} is not set; set it to the warehouse's postgres:// URL`);
     else if (!/^postgres(ql)?:\/\//.test(url)) problems.push(`sinks.${name}.urlEnv: ${s.urlEnv} does not hold a postgres:// URL`);
-    else out[name] = { kind: "postgres", url, name };
+    else out[name] = { kind: "postgres", url, name, ...start };
   }
   if (problems.length) throw new ConfigError(problems);
   return out;

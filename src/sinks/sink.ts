@@ -12,10 +12,11 @@
 import type { Database } from "better-sqlite3";
 import { ConfigError } from "../errors.js";
 import { StoredResources, type StoredResource } from "../store/resources.js";
-import { deliver, settleInterrupted, type DeliveryOutcome, type InterruptedDelivery } from "./ledger.js";
+import { deliver, deliverEach, settleInterrupted, type DeliveryOutcome, type InterruptedDelivery } from "./ledger.js";
+import { recordedStart, startOutput } from "./output-start.js";
 import { runDeltas, type Delta } from "./run-deltas.js";
 
-/** What one delivery carries: the changes of `runs`, named after `folderRun` (the run that asked). */
+/** What one delivery carries: the changes of `runs`, named after `folderRun` (a folder's run; for a warehouse, the run that asked). */
 export interface DeliveryPlan {
   readonly folderRun: number;
   /** Ascending. */
@@ -54,12 +55,20 @@ export interface Sink<R> {
    * them.) `true` records it delivered; `false` sends its runs again.
    */
   arrived(d: InterruptedDelivery): Promise<boolean> | boolean;
+  /**
+   * Each run its own delivery (a folder: `DIR/<run>/` is that run's changes, as `export --run`
+   * writes them), oldest first. Without it, one delivery carries every pending run (a warehouse
+   * applies them in order in one load).
+   */
+  readonly perRun?: boolean;
   open(plan: DeliveryPlan): Promise<SinkSession<R>> | SinkSession<R>;
 }
 
 /** Open, write every stored resource, commit, close. */
 export async function writeDelivery<R>(db: Database, sink: Sink<R>, plan: DeliveryPlan): Promise<R> {
-  const session = await sink.open({ ...plan, finishedRuns: finishedRuns(db, plan.folderRun), snapshotId: snapshotId(db) });
+  // An output started later on purpose never asks for the runs before its start.
+  const start = recordedStart(db, sink.output) ?? 0;
+  const session = await sink.open({ ...plan, finishedRuns: finishedRuns(db, plan.folderRun).filter((r) => r >= start), snapshotId: snapshotId(db) });
   try {
     for (const resource of StoredResources) await session.write(resource, (runs = plan.runs, opts) => runDeltas(db, resource, runs, opts));
     return await session.commit();
@@ -70,12 +79,21 @@ export async function writeDelivery<R>(db: Database, sink: Sink<R>, plan: Delive
 
 /**
  * Deliver to `sink` every change it has not received, up to run `forRun`: settles any delivery a
- * dead process left pending (with `sink.arrived`), then {@link deliver}. Never throws: a failure
- * (of the sink or of the ledger itself) is in the outcome.
+ * dead process left pending (with `sink.arrived`), then {@link deliver} (or, for a sink that takes
+ * each run on its own, {@link deliverEach}). With `fromRun`, the output starts there (see
+ * output-start.ts). Never throws: a failure (of the sink, of the start, or of the ledger itself)
+ * is in the outcome.
  */
-export async function deliverToSink<R>(db: Database, sink: Sink<R>, forRun: number, now?: () => Date): Promise<DeliveryOutcome<R>> {
+export async function deliverToSink<R>(db: Database, sink: Sink<R>, forRun: number, now?: () => Date, fromRun?: number): Promise<DeliveryOutcome<R>> {
+  try {
+    if (fromRun !== undefined) startOutput(db, sink.output, fromRun, sink.describe, now);
+  } catch (e) {
+    if (!(e instanceof ConfigError)) throw e;
+    return { status: "failed", runs: [], error: { code: "CONFIG", message: e.problems.join("; ") } };
+  }
   try {
     await settleInterrupted(db, sink.output, (d) => sink.arrived(d), now);
+    if (sink.perRun) return await deliverEach(db, sink.output, forRun, (runs) => writeDelivery(db, sink, { folderRun: runs[0]!, runs }), now);
     return await deliver(db, sink.output, forRun, (runs) => writeDelivery(db, sink, { folderRun: forRun, runs }), now);
   } catch (e) {
     // The ledger itself failed (the snapshot busy or unwritable): nothing was claimed or written.

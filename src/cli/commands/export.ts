@@ -16,18 +16,19 @@ import { ExitCode } from "../exit-codes.js";
 import type { FileFormatName } from "../../sinks/files/folder-sink.js";
 
 export async function run(ctx: CommandContext): Promise<number> {
-  const o = ctx.options as { run?: number; out?: string; format?: FileFormatName; sink?: string };
+  const o = ctx.options as { run?: number; out?: string; format?: FileFormatName; sink?: string; fromRun?: number };
   const problems: string[] = [];
   if (o.run === undefined) problems.push("--run: which run to export is required (`benefits-sync runs` lists them)");
   if (o.sink !== undefined && o.out !== undefined) problems.push("--out and --sink: give one (a folder of files, or a warehouse); run export twice for both");
   else if (o.sink === undefined && (o.out === undefined || o.out === "")) problems.push("--out: the directory to write DIR/<run_id>/ under is required (or --sink for a warehouse)");
   if (o.sink !== undefined && o.format !== undefined) problems.push("--format: it says which files --out writes; a warehouse (--sink) takes no format");
+  if (o.fromRun !== undefined && o.run !== undefined && o.fromRun > o.run) problems.push(`--from-run ${o.fromRun}: it is after --run ${o.run}; give a run at or before it`);
   if (problems.length) throw new ConfigError(problems);
   const config = ctx.config();
   if (config.db !== ":memory:" && !existsSync(config.db)) {
     throw new ConfigError([`db: no snapshot at ${config.db}; run \`benefits-sync sync\` first, or point --db at one`]);
   }
-  if (o.sink !== undefined) return toWarehouse(ctx, config.db, o.run!, o.sink, config.sinks);
+  if (o.sink !== undefined) return toWarehouse(ctx, config.db, o.run!, o.sink, config.sinks, o.fromRun);
   const format = o.format ?? "csv";
   const { openDatabase } = await import("../../store/database.js");
   const { exportFolder } = await import("../../sinks/files/formats.js");
@@ -35,8 +36,16 @@ export async function run(ctx: CommandContext): Promise<number> {
   const db = openDatabase(config.db, { readonly: true });
   try {
     const runId = o.run!;
+    // --from-run M: every finished run from M to N, each its own folder, as sync --out delivers them.
+    const { checkExportable, finishedRuns } = await import("../../sinks/sink.js");
+    if (o.fromRun !== undefined) checkExportable(db, o.fromRun);
+    const runs = o.fromRun !== undefined ? finishedRuns(db, runId).filter((r) => r >= o.fromRun!) : [runId];
     let folder;
     try {
+      for (const r of runs.slice(0, -1)) {
+        const f = await exportFolder(db, r, resolve(ctx.cwd, o.out!), format);
+        if (!ctx.globals.json && !ctx.globals.quiet) ctx.stdout.write(`Run ${r} deltas: ${f.dir} (${describeFiles(f.files)}; manifest.json)\n`);
+      }
       folder = await exportFolder(db, runId, resolve(ctx.cwd, o.out!), format);
     } catch (e) {
       if (!(e instanceof OutputError)) throw e;
@@ -54,7 +63,7 @@ export async function run(ctx: CommandContext): Promise<number> {
       );
     }
     if (ctx.globals.json) {
-      ctx.stdout.write(`${JSON.stringify({ runId, format, dir: folder.dir, runs: folder.runs, files: folder.files })}\n`);
+      ctx.stdout.write(`${JSON.stringify({ runId, format, dir: folder.dir, runs: folder.runs, files: folder.files, ...(runs.length > 1 ? { exported: runs } : {}) })}\n`);
     } else if (!ctx.globals.quiet) {
       ctx.stdout.write(`Run ${runId} deltas: ${folder.dir} (${describeFiles(folder.files)}; manifest.json)\n`);
     }
@@ -69,7 +78,14 @@ function describeFiles(files: readonly { file: string; rows: number }[]): string
   return changed.length ? changed.map((f) => `${f.file} ${f.rows} row${f.rows === 1 ? "" : "s"}`).join(", ") : "no changes";
 }
 
-async function toWarehouse(ctx: CommandContext, dbPath: string, runId: number, sink: string, sinks: Parameters<typeof import("../../sinks/outputs.js").configuredOutputs>[0]): Promise<number> {
+async function toWarehouse(
+  ctx: CommandContext,
+  dbPath: string,
+  runId: number,
+  sink: string,
+  sinks: Parameters<typeof import("../../sinks/outputs.js").configuredOutputs>[0],
+  fromRun: number | undefined,
+): Promise<number> {
   const { configuredOutputs, sinkSpec, sinkFor } = await import("../../sinks/outputs.js");
   const spec = sinkSpec(sink, configuredOutputs(sinks, ctx.env, ctx.cwd));
   const { openDatabase } = await import("../../store/database.js");
@@ -78,7 +94,7 @@ async function toWarehouse(ctx: CommandContext, dbPath: string, runId: number, s
   try {
     checkExportable(db, runId);
     const target = await sinkFor(spec);
-    let outcome = await deliverToSink(db, target, runId);
+    let outcome = await deliverToSink(db, target, runId, undefined, fromRun ?? spec.fromRun);
     if (outcome.status === "nothing") {
       // The ledger says every run went there; the warehouse's own ledger decides (a warehouse
       // restored from an old backup lacks some): it loads whatever it lacks, or nothing.

@@ -6,6 +6,7 @@
  * the config file. A failed delivery exits 1 (the run stays succeeded, and the next run retries it).
  * SIGINT and SIGTERM stop the run (recorded as interrupted) and exit 130 and 143.
  */
+import { existsSync } from "node:fs";
 import { resolve } from "node:path";
 import { ConfigError } from "../../errors.js";
 import type { PiiMode } from "../../store/pii.js";
@@ -24,6 +25,7 @@ export async function run(ctx: CommandContext): Promise<number> {
     out?: string;
     format?: "csv" | "jsonl" | "parquet";
     sink?: string;
+    fromRun?: number;
     dryRun?: boolean;
     allowDeletes?: boolean;
     pii?: string;
@@ -36,10 +38,14 @@ export async function run(ctx: CommandContext): Promise<number> {
   if (o.format !== undefined && o.out === undefined) throw new ConfigError(["--format: it says which files --out writes; give --out DIR as well"]);
   const { configuredOutputs, sinkSpec } = await import("../../sinks/outputs.js");
   const named = configuredOutputs(config.sinks, ctx.env, ctx.cwd);
-  const outputs = [
-    ...(o.sink !== undefined ? [sinkSpec(o.sink, named)] : []),
-    ...Object.values(named).filter((n) => o.sink === undefined || sinkSpec(o.sink, named) !== n),
-  ];
+  const picked = o.sink !== undefined ? sinkSpec(o.sink, named) : undefined;
+  const start = o.fromRun !== undefined ? { fromRun: o.fromRun } : {};
+  const outputs = [...(picked ? [{ ...picked, ...start }] : []), ...Object.values(named).filter((n) => n !== picked)];
+  if (o.fromRun !== undefined) {
+    const { folderOutput } = await import("../../sinks/files/folder-sink.js");
+    const out = o.out !== undefined ? { output: folderOutput(o.format ?? "csv", resolve(ctx.cwd, o.out)), where: resolve(ctx.cwd, o.out) } : undefined;
+    await checkFromRunBefore(config.db, o.fromRun, out, o.out !== undefined || o.sink !== undefined);
+  }
   const { runSyncJob } = await import("../../pipeline/run-sync-job.js");
   const progress = ctx.globals.quiet ? undefined : progressReporter(ctx.stderr);
   const signals = watchSignals();
@@ -51,7 +57,7 @@ export async function run(ctx: CommandContext): Promise<number> {
       ...(o.claimsUntil ? { claimsUntil: o.claimsUntil } : {}),
       dryRun: o.dryRun ?? false,
       // Relative to the working directory the command was given, which names the output.
-      ...(o.out !== undefined ? { outDir: resolve(ctx.cwd, o.out), outFormat: o.format ?? "csv" } : {}),
+      ...(o.out !== undefined ? { outDir: resolve(ctx.cwd, o.out), outFormat: o.format ?? "csv", ...(o.fromRun !== undefined ? { outFromRun: o.fromRun } : {}) } : {}),
       ...(outputs.length ? { outputs } : {}),
       allowDeletes: o.allowDeletes ?? false,
       pii: config.pii as PiiMode,
@@ -64,6 +70,21 @@ export async function run(ctx: CommandContext): Promise<number> {
     return signals.exitCode(runExitCode(report));
   } finally {
     signals.dispose();
+  }
+}
+
+/** `--from-run N` names a run of this snapshot (or the one this sync records), for an output given here. */
+async function checkFromRunBefore(dbPath: string, fromRun: number, out: { output: string; where: string } | undefined, hasOutput: boolean): Promise<void> {
+  if (!hasOutput) throw new ConfigError(["--from-run: it says where a new output starts; give --out DIR (or --sink) as well"]);
+  const { checkFromRun } = await import("../../sinks/output-start.js");
+  if (dbPath === ":memory:" || !existsSync(dbPath)) return checkFromRun(undefined, fromRun);
+  const { openDatabase } = await import("../../store/database.js");
+  const db = openDatabase(dbPath, { readonly: true });
+  try {
+    checkFromRun(db, fromRun);
+    if (out) (await import("../../sinks/output-start.js")).needsStart(db, out.output, fromRun, out.where);
+  } finally {
+    db.close();
   }
 }
 

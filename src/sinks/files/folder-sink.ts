@@ -3,7 +3,8 @@
  * list) in one format, and `manifest.json`. The folder appears complete or not at all: it is
  * written as a hidden sibling, fsynced, then renamed into place. A folder already there is
  * replaced only when it is a complete deltas folder of the same runs and format (so the bytes do
- * not change); anything else there is refused, so that a delivery of other runs (or a stranger's
+ * not change; or our own folder of those runs that a power loss left with a file not matching its
+ * manifest); anything else there is refused, so that a folder of other runs (or a stranger's
  * folder) is never lost.
  */
 import { closeSync, existsSync, fsyncSync, mkdtempSync, openSync, renameSync, rmSync, writeFileSync } from "node:fs";
@@ -14,7 +15,7 @@ import { runDeltas } from "../run-deltas.js";
 import { OutputError, explainFsError } from "../output-error.js";
 import { prepareOutputDir } from "../output-dir.js";
 import type { DeliveryPlan, DeltaReader, Sink, SinkSession } from "../sink.js";
-import { MANIFEST, manifestText, readCompleteFolder, sameRuns, type ManifestFile } from "./manifest.js";
+import { MANIFEST, manifestText, readCompleteFolder, readManifest, sameRuns, type ManifestFile } from "./manifest.js";
 
 export const FileFormatNames = ["csv", "jsonl", "parquet"] as const;
 export type FileFormatName = (typeof FileFormatNames)[number];
@@ -47,6 +48,7 @@ export function folderSink(outDir: string, format: FileFormat): Sink<DeltaFolder
   return {
     output: folderOutput(format.name, abs),
     describe: `${abs} (${format.name})`,
+    perRun: true,
     arrived(d) {
       const m = readCompleteFolder(join(abs, String(d.forRun)));
       return m !== undefined && m.runId === d.forRun && sameRuns(m.runs, d.runs) && m.format === format.name;
@@ -104,7 +106,10 @@ function openFolder(outDir: string, format: FileFormat, folderRun: number, runs:
 }
 
 function checkReplaceable(parent: string, finalDir: string, format: FileFormatName, folderRun: number, runs: readonly number[]): void {
-  const there = readCompleteFolder(finalDir);
+  // Our own folder of these very runs that a power loss left with a file not matching its
+  // manifest: what is written now is what it should have held.
+  const own = readManifest(finalDir);
+  const there = readCompleteFolder(finalDir) ?? (own && own.runId === folderRun && sameRuns(own.runs, runs) && own.format === format ? own : undefined);
   if (!there) {
     throw new OutputError(
       parent,

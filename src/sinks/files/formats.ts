@@ -20,15 +20,16 @@ export async function fileFormat(name: FileFormatName): Promise<FileFormat> {
 export type FolderDelivery = DeliveryOutcome<DeltaFolder> & { readonly outDir: string; readonly format: FileFormatName };
 
 /**
- * Deliver to the folder `dir` every change it has not received, up to run `forRun`, as
- * `dir/<forRun>/` (each row keeps its own run_id; the manifest lists the runs): what `sync --out
- * DIR` does after a successful run. A failed write is a failed delivery (its runs stay pending
- * and ride with the next one); see src/sinks/ledger.ts.
+ * Deliver to the folder `dir` each run it has not received, up to run `forRun`, as its own
+ * `dir/<run>/`, oldest first: each folder holds exactly that run's changes, byte-identical to
+ * `export --run <run>` (what `sync --out DIR` does after a successful run). A failed write stops
+ * there: that run and the later ones stay pending and go with the next delivery; see
+ * src/sinks/ledger.ts (deliverEach).
  *
- * The crash rule: a delivery left pending by a process that died is settled first by looking at
- * its folder. If `dir/<for_run>/` is complete (its manifest lists the same runs and format, and
+ * The crash rule, per run: a delivery left pending by a process that died is settled first by
+ * looking at its folder. If `dir/<run>/` is complete (its manifest lists that run and format, and
  * every file matches its hash), the crash came after the rename: it is recorded delivered and
- * nothing is sent twice. Otherwise it is recorded failed and its runs go with this delivery.
+ * nothing is sent twice. Otherwise it is recorded failed and the run is written again.
  *
  * @example const outcome = await deliverFolder(db, "/data/deltas", "csv", report.runId);
  */

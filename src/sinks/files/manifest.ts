@@ -32,14 +32,8 @@ export function manifestText(m: Manifest): string {
  * power loss did not keep) is `undefined`.
  */
 export function readCompleteFolder(dir: string): Manifest | undefined {
-  let m: Manifest;
-  try {
-    m = JSON.parse(readFileSync(join(dir, MANIFEST), "utf8")) as Manifest;
-  } catch {
-    return undefined;
-  }
-  if (!m || typeof m.runId !== "number" || !Array.isArray(m.runs) || !Array.isArray(m.files)) return undefined;
-  if (m.format === undefined) m = { ...m, format: "csv" };
+  const m = readManifest(dir);
+  if (!m) return undefined;
   for (const f of m.files) {
     if (typeof f?.file !== "string" || f.file.includes("/") || f.file.includes("\\")) return undefined;
     try {
@@ -52,3 +46,18 @@ export function readCompleteFolder(dir: string): Manifest | undefined {
 }
 
 export const sameRuns = (a: readonly number[], b: readonly number[]): boolean => a.length === b.length && a.every((r, i) => r === b[i]);
+
+/**
+ * A folder's manifest as written, its files not checked: enough to tell our own folder of a run
+ * (one a power loss left with a file that does not match) from a stranger's.
+ */
+export function readManifest(dir: string): Manifest | undefined {
+  let m: Manifest;
+  try {
+    m = JSON.parse(readFileSync(join(dir, MANIFEST), "utf8")) as Manifest;
+  } catch {
+    return undefined;
+  }
+  if (!m || typeof m.runId !== "number" || !Array.isArray(m.runs) || !Array.isArray(m.files)) return undefined;
+  return m.format === undefined ? { ...m, format: "csv" } : m;
+}

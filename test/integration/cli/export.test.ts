@@ -105,15 +105,17 @@ describe("benefits-sync export --run N --out DIR", () => {
     expect(readFileSync(file, "utf8")).toBe("x");
   });
 
-  it("exporting into a directory that sync --out delivers to says where the run already went", async () => {
+  it("exporting a delivered run into the directory sync --out delivers to rewrites the same bytes, silently", async () => {
     const out = join(dir, "shared");
     const sync = await runCli(["sync", ...window, "--quiet", "--json", "--out", out], { env, cwd: dir });
     expect(sync.code).toBe(ExitCode.OK);
-    const runId = (JSON.parse(sync.stdout.trim().split("\n").pop()!) as { runId: number }).runId;
+    // Every run is delivered as its own folder: run 2's is there already.
+    const before = readFileSync(join(out, "2", "manifest.json"), "utf8");
+    expect(JSON.parse(before)).toMatchObject({ runId: 2, runs: [2] });
     const r = await runCli(["export", "--run", "2", "--out", "shared"], { env, cwd: dir });
-    expect(r.code).toBe(ExitCode.OK);
-    expect(r.stderr).toContain(`already went to it in ${join(out, String(runId))}`);
-    expect(existsSync(join(out, "2", "manifest.json"))).toBe(true);
+    expect(r.code, r.stderr).toBe(ExitCode.OK);
+    expect(r.stderr).toBe("");
+    expect(readFileSync(join(out, "2", "manifest.json"), "utf8")).toBe(before);
     const alone = await runCli(["export", "--run", "2", "--out", "exports"], { env, cwd: dir });
     expect(alone.stderr).toBe("");
   });

@@ -41,12 +41,15 @@ describe("benefits-sync sync / runs / demo", () => {
 
     const again = await runCli(["sync", ...window, "--json", "--quiet", "--out", join(dir, "deltas")], { env, cwd: dir });
     expect(lastJson(again.stdout)).toMatchObject({ runId: 2, status: "succeeded", deltas: join(dir, "deltas", "2") });
-    // The first delivery to this output carries every change it has not received: run 1's inserts
-    // and run 2's nothing. Every file is there, header only when nothing changed.
-    const manifest = JSON.parse(readFileSync(join(dir, "deltas", "2", "manifest.json"), "utf8")) as { runs: number[]; files: { file: string; rows: number }[] };
-    expect(manifest.runs).toEqual([1, 2]);
+    // The first delivery to this output writes every run it has not received, each its own folder:
+    // run 1's inserts in 1/, run 2's nothing in 2/. Every file is there, header only when nothing changed.
+    const manifestOf = (run: number) => JSON.parse(readFileSync(join(dir, "deltas", String(run), "manifest.json"), "utf8")) as { runs: number[]; files: { file: string; rows: number }[] };
+    const manifest = manifestOf(1);
+    expect(manifest.runs).toEqual([1]);
     expect(manifest.files.map((f) => f.file).sort()).toEqual(["claim_lines.csv", "claims.csv", "coverages.csv", "designs.csv", "groups.csv", "members.csv", "plans.csv"]);
     expect(manifest.files.find((f) => f.file === "members.csv")!.rows).toBe(members.inserted);
+    expect(manifestOf(2)).toMatchObject({ runs: [2] });
+    expect(manifestOf(2).files.every((f) => f.rows === 0)).toBe(true);
     expect(((lastJson(again.stdout).resources as Record<string, Record<string, number>>).members!).inserted).toBe(0);
 
     const runs = await runCli(["runs", "--json"], { env, cwd: dir });
@@ -132,14 +135,17 @@ describe("benefits-sync sync / runs / demo", () => {
     expect(third.stderr).toBe("");
     expect(third.code).toBe(ExitCode.OK);
     expect(lastJson(third.stdout)).toMatchObject({ runId: 3, delivery: { status: "delivered", runs: [1, 2, 3] }, deltas: join(out, "3") });
-    const manifest = JSON.parse(readFileSync(join(out, "3", "manifest.json"), "utf8")) as { runs: number[]; files: { file: string; rows: number }[] };
+    // One folder per run: together they hold every recorded change once.
+    const manifests = [1, 2, 3].map((r) => JSON.parse(readFileSync(join(out, String(r), "manifest.json"), "utf8")) as { runs: number[]; files: { file: string; rows: number }[] });
+    expect(manifests.map((m) => m.runs)).toEqual([[1], [2], [3]]);
     const db = new BetterSqlite3(e.BENEFITS_DB, { readonly: true });
     try {
-      for (const f of manifest.files.filter((x) => x.file !== "claim_lines.csv")) {
+      for (const f of manifests[0]!.files.filter((x) => x.file !== "claim_lines.csv")) {
         const recorded = db.prepare("SELECT COUNT(*) FROM changes WHERE resource = ?").pluck().get(f.file.replace(".csv", ""));
-        expect([f.file, f.rows]).toEqual([f.file, recorded]);
+        const rows = manifests.reduce((n, m) => n + m.files.find((x) => x.file === f.file)!.rows, 0);
+        expect([f.file, rows]).toEqual([f.file, recorded]);
       }
-      expect(db.prepare("SELECT status FROM deliveries ORDER BY delivery_id").pluck().all()).toEqual(["failed", "failed", "delivered"]);
+      expect(db.prepare("SELECT status FROM deliveries ORDER BY delivery_id").pluck().all()).toEqual(["failed", "failed", "delivered", "delivered", "delivered"]);
     } finally {
       db.close();
     }

@@ -5,7 +5,7 @@
  * never reaches the output.
  */
 import BetterSqlite3 from "better-sqlite3";
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -14,6 +14,7 @@ import { startSandbox, type Sandbox } from "../../../src/sandbox/index.js";
 import { usePostgres } from "../../helpers/pg.js";
 import { ALL_CLAIMS } from "../../helpers/sandbox-truth.js";
 import { runCli } from "../../unit/cli/run-cli.js";
+import { folderFiles, runFolders } from "../../helpers/run-folders.js";
 import { snapshotAsOf, warehouse } from "./warehouse-compare.js";
 
 const pg = usePostgres();
@@ -80,27 +81,44 @@ describe("sync's outputs", () => {
     expect(manifest).toMatchObject({ format: "parquet", runs: [3] });
   });
 
-  it("the nightly claims export recipe: sync --resources groups,claims --out DIR, night after night, each folder the night's claim changes", async () => {
+  it("the nightly claims export recipe: the first night on an existing snapshot, a failed delivery night, the night after: folders 1/ ... N/, each equal to export --run N", async () => {
     const cwd = mkdtempSync(join(dir, "c-"));
     const env = { BENEFITS_BASE_URL: sb.baseUrl, BENEFITS_API_KEY: sb.keys.full, BENEFITS_DB: join(cwd, "snap.db"), BENEFITS_PII_KEY: "recipe-test-pii-key-0123456789" };
-    const nights: number[] = [];
-    for (let night = 0; night < 3; night++) {
-      if (night > 0) await sb.advance();
-      const r = await runCli(["sync", "--resources", "groups,claims", ...window, "--out", "claims-deltas", "--json", "--quiet"], { env, cwd });
-      expect(r.code, r.stderr).toBe(ExitCode.OK);
-      nights.push((lastJson(r.stdout) as { runId: number }).runId);
-    }
+    // The recipe's command line, as printed (the window pinned for the sandbox's data).
+    const night = () => runCli(["sync", "--resources", "groups,claims", ...window, "--out", "claims-deltas", "--json", "--quiet"], { env, cwd });
+    // An existing snapshot: a run made before the recipe was set up.
+    expect((await runCli(["sync", "--resources", "groups,claims", ...window, "--quiet"], { env, cwd })).code).toBe(ExitCode.OK);
+    await sb.advance();
+    const first = await night();
+    expect(first.code, first.stderr).toBe(ExitCode.OK);
+    expect(runFolders(join(cwd, "claims-deltas"))).toEqual([1, 2]);
+    // A night whose delivery fails (the directory is not there as one): exit 1, no folder.
+    await sb.advance();
+    renameSync(join(cwd, "claims-deltas"), join(cwd, "claims-deltas.away"));
+    writeFileSync(join(cwd, "claims-deltas"), "");
+    const failed = await night();
+    expect(failed.code).toBe(ExitCode.RUN_FAILED);
+    rmSync(join(cwd, "claims-deltas"));
+    renameSync(join(cwd, "claims-deltas.away"), join(cwd, "claims-deltas"));
+    await sb.advance();
+    const after = await night();
+    expect(after.code, after.stderr).toBe(ExitCode.OK);
+    expect((lastJson(after.stdout) as { delivery: { runs: number[] } }).delivery.runs).toEqual([3, 4]);
+    expect(runFolders(join(cwd, "claims-deltas"))).toEqual([1, 2, 3, 4]);
     const db = new BetterSqlite3(env.BENEFITS_DB, { readonly: true });
     try {
-      for (const run of nights) {
+      for (const run of [1, 2, 3, 4]) {
         const folder = join(cwd, "claims-deltas", String(run));
         const manifest = JSON.parse(readFileSync(join(folder, "manifest.json"), "utf8")) as { runs: number[]; files: { file: string; rows: number }[] };
         expect(manifest.runs).toEqual([run]);
         const claims = db.prepare("SELECT COUNT(*) FROM changes WHERE run_id = ? AND resource = 'claims'").pluck().get(run) as number;
         expect(manifest.files.find((f) => f.file === "claims.csv")?.rows).toBe(claims);
         expect(manifest.files.find((f) => f.file === "members.csv")?.rows).toBe(0); // not walked: header only
+        const e = await runCli(["export", "--run", String(run), "--out", "resend", "--quiet"], { env, cwd });
+        expect(e.code, e.stderr).toBe(ExitCode.OK);
+        expect(folderFiles(folder)).toEqual(folderFiles(join(cwd, "resend", String(run))));
       }
-      expect(db.prepare("SELECT COUNT(*) FROM changes WHERE run_id = ? AND resource = 'claims'").pluck().get(nights[0]) as number).toBeGreaterThan(100);
+      expect(db.prepare("SELECT COUNT(*) FROM changes WHERE run_id = 1 AND resource = 'claims'").pluck().get() as number).toBeGreaterThan(100);
     } finally {
       db.close();
     }

@@ -4,6 +4,8 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { deliverCsv } from "../../../src/sinks/csv/deliver-csv.js";
 import { writeRunCsv } from "../../../src/sinks/csv/write-run-csv.js";
+import { csvFormat } from "../../../src/sinks/csv/csv-format.js";
+import { writeFolder } from "../../../src/sinks/files/folder-sink.js";
 import { OutputError } from "../../../src/sinks/output-error.js";
 import { tempStore, type TempStore } from "../../helpers/temp-store.js";
 import { baseData, csvObjects, failedRunWithChanges, parseCsv, runSync } from "./fixtures.js";
@@ -95,7 +97,7 @@ describe("CSV delta folders", () => {
     expect(readdirSync(out).filter((f) => f.startsWith("."))).toEqual([]);
   });
 
-  it("a delivery across runs lists each row with its own run id, in run order", async () => {
+  it("a delivery across runs writes each run's folder with that run's rows; read in run order, they give the history", async () => {
     const t = setup();
     const r1 = await runSync(t, baseData());
     const data = baseData();
@@ -105,19 +107,25 @@ describe("CSV delta folders", () => {
     const r3 = await runSync(t, back); // m2 comes back
     const d = await deliverCsv(t.db, join(t.dir, "out"), r3.runId);
     expect(d.status).toBe("delivered");
-    const m2 = csvObjects(join(t.dir, "out", String(r3.runId), "members.csv")).filter((x) => x.id === "m2").map((x) => `${x.op} ${x.run_id}`);
-    // Applied in file order, the rows give the history: inserted, deleted, inserted again.
+    expect(d.runs).toEqual([r1.runId, r2.runId, r3.runId]);
+    const m2 = [r1, r2, r3].flatMap((r) =>
+      csvObjects(join(t.dir, "out", String(r.runId), "members.csv")).filter((x) => x.id === "m2").map((x) => `${x.op} ${x.run_id}`),
+    );
+    // Applied folder by folder, the rows give the history: inserted, deleted, inserted again.
     expect(m2).toEqual([`insert ${r1.runId}`, `delete ${r2.runId}`, `insert ${r3.runId}`]);
-    const manifest = JSON.parse(readFileSync(join(t.dir, "out", String(r3.runId), "manifest.json"), "utf8")) as { runs: number[] };
-    expect(manifest.runs).toEqual([r1.runId, r2.runId, r3.runId]);
+    for (const r of [r1, r2, r3]) {
+      const manifest = JSON.parse(readFileSync(join(t.dir, "out", String(r.runId), "manifest.json"), "utf8")) as { runId: number; runs: number[] };
+      expect(manifest).toMatchObject({ runId: r.runId, runs: [r.runId] });
+    }
   });
 
-  it("export will not replace a folder that holds something else (a delivery of other runs, a stranger's folder)", async () => {
+  it("export will not replace a folder that holds something else (an older delivery of several runs, a stranger's folder)", async () => {
     const t = setup();
     const r1 = await runSync(t, baseData());
     const r2 = await runSync(t, baseData());
     const out = join(t.dir, "out");
-    expect((await deliverCsv(t.db, out, r2.runId)).runs).toEqual([r1.runId, r2.runId]);
+    // A folder as an older benefits-sync delivered it: runs 1 and 2 together, named after 2.
+    writeFolder(t.db, out, csvFormat, { folderRun: r2.runId, runs: [r1.runId, r2.runId] });
     const delivered = bytesOf(join(out, String(r2.runId)));
     expect(() => writeRunCsv(t.db, r2.runId, out)).toThrow(OutputError);
     expect(() => writeRunCsv(t.db, r2.runId, out)).toThrow(/holds the deltas of runs 1, 2/);

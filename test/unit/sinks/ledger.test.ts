@@ -4,7 +4,8 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { registerSecret } from "../../../src/errors.js";
 import { deliverCsv, csvOutput } from "../../../src/sinks/csv/deliver-csv.js";
-import { deliver, pendingRuns } from "../../../src/sinks/ledger.js";
+import { deliver, deliverEach, pendingRuns } from "../../../src/sinks/ledger.js";
+import { readCompleteFolder } from "../../../src/sinks/files/manifest.js";
 import { tempStore, type TempStore } from "../../helpers/temp-store.js";
 import { baseData, csvObjects, failedRunWithChanges, runSync } from "./fixtures.js";
 
@@ -74,7 +75,8 @@ describe("the delivery ledger", () => {
     expect(r3.resumedFrom).toBeUndefined();
     const d3 = await deliverCsv(t.db, t.out, r3.runId);
     expect(d3).toMatchObject({ status: "delivered", runs: [r2.runId, r3.runId] });
-    const designs = csvObjects(join(t.out, String(r3.runId), "designs.csv"));
+    // Each run its own folder: the failed run's changes in its own.
+    const designs = csvObjects(join(t.out, String(r2.runId), "designs.csv"));
     expect(designs).toEqual([expect.objectContaining({ op: "update", run_id: String(r2.runId), id: "d1", name: "Platinum" })]);
     expect(deliveredRows(t.out)).toEqual(recordedRows(t));
   });
@@ -101,17 +103,19 @@ describe("the delivery ledger", () => {
     const r2 = await runSync(t, data);
     const ok = await deliverCsv(t.db, t.out, r2.runId);
     expect(ok).toMatchObject({ status: "delivered", runs: [r1.runId, r2.runId] });
-    expect(readdirSync(t.out).filter((f) => !f.startsWith("."))).toEqual([String(r2.runId)]);
+    expect(readdirSync(t.out).filter((f) => !f.startsWith(".")).sort()).toEqual([String(r1.runId), String(r2.runId)].sort());
     expect(deliveredRows(t.out)).toEqual(recordedRows(t));
     const r3 = await runSync(t, data);
     expect(await deliverCsv(t.db, t.out, r3.runId)).toMatchObject({ status: "delivered", runs: [r3.runId] });
     expect(deliveredRows(t.out)).toEqual(recordedRows(t));
     const ledger = t.db.prepare("SELECT run_id, delivery_id FROM _delivered_runs ORDER BY run_id").all();
+    // One delivery per run: each recorded on its own, the last of the catch-up being run 2's.
     expect(ledger).toEqual([
-      { run_id: r1.runId, delivery_id: ok.deliveryId },
+      { run_id: r1.runId, delivery_id: expect.any(Number) },
       { run_id: r2.runId, delivery_id: ok.deliveryId },
       { run_id: r3.runId, delivery_id: expect.any(Number) },
     ]);
+    expect(new Set((ledger as { delivery_id: number }[]).map((l) => l.delivery_id)).size).toBe(3);
   });
 
   it("sync --out after a failed run delivers nothing until a run succeeds (run-sync-job rule), and a CSV failure is a failed delivery", async () => {
@@ -129,16 +133,46 @@ describe("the delivery ledger", () => {
   it("a first delivery after a long history (more runs than SQLite takes parameters) carries them all", async () => {
     const t = setup();
     const r1 = await runSync(t, baseData());
-    // 20,000 finished runs that changed nothing: two years of hourly runs.
+    // 20,000 finished runs that changed nothing: two years of hourly runs. One delivery carries
+    // them all to an output that takes several runs at once (a warehouse).
     t.db.exec(`WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 20000)
       INSERT INTO _runs (job, status, started_at, finished_at, options) SELECT 'sync', 'succeeded', '2026-01-01T00:00:00Z', '2026-01-01T00:00:01Z', '{}' FROM n`);
     const last = t.db.prepare("SELECT MAX(run_id) FROM _runs").pluck().get() as number;
-    const d = await deliverCsv(t.db, t.out, last);
+    const d = await deliver(t.db, "memory:warehouse", last, (runs) => runs.length);
     expect(d.error).toBeUndefined();
-    expect(d.status).toBe("delivered");
+    expect(d).toMatchObject({ status: "delivered", value: 20001 });
     expect(d.runs).toHaveLength(20001);
     expect(d.runs[0]).toBe(r1.runId);
-    expect(deliveredRows(t.out)).toEqual(recordedRows(t));
+    expect(pendingRuns(t.db, "memory:warehouse", last)).toEqual([]);
+  });
+
+  it("a folder output takes each run on its own, oldest first; a failure stops there and leaves the later runs pending", async () => {
+    const t = setup();
+    const r1 = await runSync(t, baseData());
+    const data = baseData();
+    data.members[0]!.firstName = "Anna";
+    const r2 = await runSync(t, data);
+    const r3 = await runSync(t, baseData());
+    const output = csvOutput(t.out);
+    const seen: number[][] = [];
+    const failing = await deliverEach(t.db, output, r3.runId, (runs) => {
+      seen.push([...runs]);
+      if (runs[0] === r2.runId) throw new Error("the disk filled up");
+      return runs[0];
+    });
+    expect(seen).toEqual([[r1.runId], [r2.runId]]);
+    expect(failing).toMatchObject({ status: "failed", runs: [r2.runId, r3.runId], delivered: [r1.runId], values: [r1.runId] });
+    expect(pendingRuns(t.db, output, r3.runId)).toEqual([r2.runId, r3.runId]);
+    const d = await deliverCsv(t.db, t.out, r3.runId);
+    expect(d).toMatchObject({ status: "delivered", runs: [r2.runId, r3.runId] });
+    expect(d.values?.map((f) => f.dir)).toEqual([join(t.out, String(r2.runId)), join(t.out, String(r3.runId))]);
+    const rows = t.db.prepare("SELECT for_run, runs, status FROM _deliveries ORDER BY delivery_id").all();
+    expect(rows).toEqual([
+      { for_run: r1.runId, runs: `[${r1.runId}]`, status: "delivered" },
+      { for_run: r2.runId, runs: `[${r2.runId}]`, status: "failed" },
+      { for_run: r2.runId, runs: `[${r2.runId}]`, status: "delivered" },
+      { for_run: r3.runId, runs: `[${r3.runId}]`, status: "delivered" },
+    ]);
   });
 
   it("the output identity is the absolute directory: a relative path and its absolute form are one output", () => {
@@ -172,7 +206,32 @@ describe("a crash between the CSV folder's rename and the ledger commit", () => 
     expect(deliveredRows(t.out)).toEqual(recordedRows(t));
   });
 
-  it("a crash before the rename leaves no folder: that delivery is recorded failed and its runs are delivered again", async () => {
+  it("a crash between two runs' folders (the second renamed, not recorded): the first stays delivered, the second is recognised, nothing is written twice", async () => {
+    const t = setup();
+    const r1 = await runSync(t, baseData());
+    const data = baseData();
+    data.members[1]!.firstName = "Zoe";
+    const r2 = await runSync(t, data);
+    const { crashAfterWrite } = await import("./crash.js");
+    await crashAfterWrite(t.path, t.out, r2.runId, "each-after-second-rename");
+    expect(t.db.prepare("SELECT for_run, status FROM _deliveries ORDER BY delivery_id").all()).toEqual([
+      { for_run: r1.runId, status: "delivered" },
+      { for_run: r2.runId, status: "pending" },
+    ]);
+    const second = readFileSync(join(t.out, String(r2.runId), "members.csv"));
+    const r3 = await runSync(t, data);
+    const d3 = await deliverCsv(t.db, t.out, r3.runId);
+    expect(d3).toMatchObject({ status: "delivered", runs: [r3.runId] });
+    expect(t.db.prepare("SELECT for_run, status FROM _deliveries ORDER BY delivery_id").all()).toEqual([
+      { for_run: r1.runId, status: "delivered" },
+      { for_run: r2.runId, status: "delivered" },
+      { for_run: r3.runId, status: "delivered" },
+    ]);
+    expect(readFileSync(join(t.out, String(r2.runId), "members.csv"))).toEqual(second);
+    expect(deliveredRows(t.out)).toEqual(recordedRows(t));
+  });
+
+  it("a crash before the rename leaves no folder: that delivery is recorded failed and its run is delivered again", async () => {
     const t = setup();
     const r1 = await runSync(t, baseData());
     const { crashAfterWrite } = await import("./crash.js");
@@ -182,7 +241,7 @@ describe("a crash between the CSV folder's rename and the ledger commit", () => 
     const d2 = await deliverCsv(t.db, t.out, r2.runId);
     expect(d2).toMatchObject({ status: "delivered", runs: [r1.runId, r2.runId] });
     const rows = t.db.prepare("SELECT status, error FROM _deliveries ORDER BY delivery_id").all() as { status: string; error: string | null }[];
-    expect(rows.map((r) => r.status)).toEqual(["failed", "delivered"]);
+    expect(rows.map((r) => r.status)).toEqual(["failed", "delivered", "delivered"]);
     expect(rows[0]!.error).toMatch(/interrupted/);
     expect(deliveredRows(t.out)).toEqual(recordedRows(t));
   });
@@ -197,7 +256,8 @@ describe("a crash between the CSV folder's rename and the ledger commit", () => 
     const r2 = await runSync(t, baseData());
     const d2 = await deliverCsv(t.db, t.out, r2.runId);
     expect(d2).toMatchObject({ status: "delivered", runs: [r1.runId, r2.runId] });
-    rmSync(join(t.out, String(r1.runId)), { recursive: true });
+    // Run 1's folder is written again whole, in place of the damaged copy.
+    expect(readCompleteFolder(join(t.out, String(r1.runId)))).toMatchObject({ runId: r1.runId, runs: [r1.runId] });
     expect(deliveredRows(t.out)).toEqual(recordedRows(t));
   });
 
