@@ -107,6 +107,27 @@ describe("the Postgres warehouse sink", () => {
     expect(await warehouse(pg.query, url)).toEqual(before);
   });
 
+  it("a warehouse started at run 2 on purpose loads runs 2 and 3 only, keeps that start, and refuses another", async (ctx) => {
+    const url = await pg.freshDatabase(ctx);
+    const t = setup();
+    const [, r2, r3] = await threeRuns(t);
+    const o = await deliverToSink(t.db, postgresSink(url), r3!, undefined, r2);
+    expect(o.status, JSON.stringify(o.error)).toBe("delivered");
+    expect(o.runs).toEqual([r2, r3]);
+    const w = await warehouse(pg.query, url);
+    expect(w.loads).toEqual([r2, r3]);
+    // Run 1's members that no later run changed never reached it: m3 was inserted in run 1 only.
+    const ids = (w.current.members as { id: string }[]).map((m) => m.id).sort();
+    expect(ids).not.toContain("m3");
+    expect(ids).toContain("m1"); // updated in run 2
+    // The same start again: nothing pending; another start: refused, the warehouse as it was.
+    expect((await deliverToSink(t.db, postgresSink(url), r3!, undefined, r2)).status).toBe("nothing");
+    const refused = await deliverToSink(t.db, postgresSink(url), r3!, undefined, 1);
+    expect(refused).toMatchObject({ status: "failed", error: { code: "CONFIG" } });
+    expect(refused.error?.message).toMatch(new RegExp(`was started at run ${r2}; it keeps that start`));
+    expect(await warehouse(pg.query, url)).toEqual(w);
+  });
+
   it("a warehouse laid out by another version (history kept in tables) is refused with what to do, and left as it was", async (ctx) => {
     const url = await pg.freshDatabase(ctx);
     const t = setup();
