@@ -7,7 +7,7 @@
  * BENCH_GROUPS (200), BENCH_SCALE (4: the data multiple of the memory-growth check; 0 skips it),
  * BENCH_REPEAT (1: how many times to repeat the main measurements, the median is reported),
  * BENCH_ANALYST_RUNS (18: runs added to the 100k snapshot before timing `changes`; 0 skips the
- * analyst section), BENCH_ONLY (`latency`: only the member walk under latency; `sinks`: only the sinks section; `scale`: only the
+ * analyst section), BENCH_ONLY (`sync`: only the first sync, re-sync and memory bars; `latency`: only the member walk under latency; `sinks`: only the sinks section; `scale`: only the
  * scale section), BENCH_SCALE_MEMBERS (0: when set, e.g. 1000000, the scale section compares the
  * first sync's records per second at BENCH_MEMBERS and at this many members, and runs a no-change
  * re-sync of the large one).
@@ -99,7 +99,7 @@ async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), "bsync-bench-"));
   try {
     console.log(`benefits-sync bench: ${MEMBERS} members, ~${MEMBERS * CPM} claims, ${GROUPS} groups; node ${process.version}`);
-    if (ONLY === undefined) await main3(dir);
+    if (ONLY === undefined || ONLY === "sync") await main3(dir);
     if (ONLY === undefined || ONLY === "latency") await latency(dir);
     if (ONLY === undefined || ONLY === "sinks") {
       await sinksSection(dir, { members: MEMBERS, groups: GROUPS, claimsPerMember: env("BENCH_SINK_CLAIMS_PER_MEMBER", 3), repeat: env("BENCH_SINK_REPEAT", 3), window: { from: FROM, to: TO } }, startSandbox, worker, report);
