@@ -1,0 +1,145 @@
+/**
+ * The delete guard at its edges, for each resource it guards: a run that deletes exactly
+ * `maxDeleteCount` records, or exactly `maxDeleteShare` of the resource's scope, goes through; one
+ * more is refused and changes nothing. The scope size the share is taken of is counted here by
+ * hand (12 records of each resource), and the refusal must name it: a walk that lists some
+ * records twice (claims looked up again by member) must not make the scope look larger.
+ */
+import { describe, expect, it } from "vitest";
+import type { WalkedResource } from "../../../src/store/resources.js";
+import type { DeletePolicy } from "../../../src/store/run-state.js";
+import { memorySource, type MemoryData } from "../../helpers/memory-source.js";
+import { syncStarted, useTempStores } from "../../helpers/temp-store.js";
+
+const window = { from: "2026-01-01", to: "2026-03-31" };
+const setup = useTempStores();
+const cov = (id: string, group = "G1") => ({ id, groupId: group, status: "active", startDate: "2026-01-01", endDate: null });
+const ids = (prefix: string) => Array.from({ length: 12 }, (_, i) => `${prefix}${String(i).padStart(2, "0")}`);
+
+/** Twelve records of one resource, and the same data with `k` of them gone. */
+interface Case {
+  readonly resource: "designs" | "members" | "claims" | "plans" | "coverages";
+  readonly walk: WalkedResource[];
+  data(k: number): MemoryData;
+}
+const base = (): MemoryData => ({
+  designs: [{ id: "d1", name: "Gold" }],
+  groups: [{ id: "gp1", groupId: "G1", plans: [{ id: "p1", name: "A" }] }],
+  members: [{ id: "m1", firstName: "Ana", lastName: "Lee", ssn: "123-45-6789", coverages: [cov("c-m1")] }],
+  claims: [],
+});
+const cases: Case[] = [
+  { resource: "designs", walk: ["designs"], data: (k) => ({ ...base(), designs: ids("d").slice(k).map((id) => ({ id, name: "Gold" })) }) },
+  {
+    resource: "members",
+    walk: ["groups", "members"],
+    data: (k) => ({ ...base(), members: ids("m").slice(k).map((id) => ({ id, firstName: "Ana", lastName: "Lee", coverages: [cov(`c-${id}`)] })) }),
+  },
+  {
+    // Two members with six claims each; the claims gone are taken from both, so that looking
+    // them up by member lists the claims of each that are still there a second time.
+    resource: "claims",
+    walk: ["groups", "members", "claims"],
+    data: (k) => {
+      const all = ids("k").map((id, i) => ({ id, groupId: "G1", memberId: i % 2 === 0 ? "m1" : "m2", serviceDateFrom: "2026-02-01", claimStatus: "paid", paidAmount: "10.00" }));
+      const members = ["m1", "m2"].map((id) => ({ id, firstName: "Ana", lastName: "Lee", coverages: [cov(`c-${id}`)] }));
+      return { ...base(), members, claims: all.slice(k) };
+    },
+  },
+  {
+    // Three groups of four plans; the plans gone are taken one group after another, never all of one.
+    resource: "plans",
+    walk: ["groups"],
+    data: (k) => ({
+      ...base(),
+      groups: ["G1", "G2", "G3"].map((g, gi) => ({ id: `gp-${g}`, groupId: g, plans: [0, 1, 2, 3].filter((p) => p >= Math.floor((k + 2 - gi) / 3)).map((p) => ({ id: `${g}-p${p}`, name: "A" })) })),
+    }),
+  },
+  {
+    // Six members with two coverages each; each of the first k members drops its second one.
+    resource: "coverages",
+    walk: ["groups", "members"],
+    data: (k) => ({
+      ...base(),
+      members: ids("m").slice(0, 6).map((id, i) => ({ id, firstName: "Ana", lastName: "Lee", coverages: i < k ? [cov(`${id}-a`)] : [cov(`${id}-a`), cov(`${id}-b`)] })),
+    }),
+  },
+];
+
+const countEdge: Partial<DeletePolicy> = { maxDeleteCount: 2, maxDeleteShare: 0, emptyScopeMin: 100 };
+const shareEdge: Partial<DeletePolicy> = { maxDeleteCount: 0, maxDeleteShare: 0.25, emptyScopeMin: 100 };
+
+describe.each(cases)("the delete guard on $resource (12 in scope)", (c) => {
+  async function secondRun(k: number, deletePolicy: Partial<DeletePolicy>) {
+    const t = setup();
+    let d = c.data(0);
+    const source = memorySource(() => d);
+    const first = await syncStarted({ source, store: t.store, claimsWindow: window, resources: c.walk, groupConcurrency: 1 });
+    expect(first.status).toBe("succeeded");
+    const current = () => t.db.prepare(`SELECT COUNT(*) FROM ${c.resource}`).pluck().get() as number;
+    expect(current()).toBe(12);
+    d = c.data(k);
+    const r = await syncStarted({ source, store: t.store, claimsWindow: window, resources: c.walk, groupConcurrency: 1, deletePolicy });
+    return { r, current: current() };
+  }
+
+  it("deletes exactly maxDeleteCount (2), at any share", async () => {
+    const { r, current } = await secondRun(2, countEdge);
+    expect(r.error?.message).toBeUndefined();
+    expect(r.resources[c.resource]?.deleted).toBe(2);
+    expect(current).toBe(10);
+  });
+
+  it("refuses one more than maxDeleteCount (3), and deletes nothing", async () => {
+    const { r, current } = await secondRun(3, countEdge);
+    expect(r.error?.code).toBe("DELETE_GUARD");
+    expect(r.error?.message).toContain(`${c.resource}: 3 of 12 (25.0%)`);
+    expect(current).toBe(12);
+  });
+
+  it("deletes exactly maxDeleteShare of the scope (3 of 12 at 25%), past any count", async () => {
+    const { r, current } = await secondRun(3, shareEdge);
+    expect(r.error?.message).toBeUndefined();
+    expect(r.resources[c.resource]?.deleted).toBe(3);
+    expect(current).toBe(9);
+  });
+
+  it("refuses one more than maxDeleteShare (4 of 12), and deletes nothing", async () => {
+    const { r, current } = await secondRun(4, shareEdge);
+    expect(r.error?.code).toBe("DELETE_GUARD");
+    expect(r.error?.message).toContain(`${c.resource}: 4 of 12 (33.3%)`);
+    expect(current).toBe(12);
+  });
+});
+
+describe("the share is taken of the records the walk saw, each once", () => {
+  it("claims listed twice in one walk (they moved to the group walked next) do not make the scope larger", async () => {
+    const t = setup();
+    const claims = ids("k").map((id, i) => ({ id, groupId: "G1", memberId: i % 2 === 0 ? "m1" : "m2", serviceDateFrom: "2026-02-01", claimStatus: "paid", paidAmount: "10.00" }));
+    let d: MemoryData = {
+      ...base(),
+      groups: ["G1", "G2"].map((g) => ({ id: `gp-${g}`, groupId: g, plans: [{ id: `p-${g}`, name: "A" }] })),
+      members: ["m1", "m2"].map((id) => ({ id, firstName: "Ana", lastName: "Lee", coverages: [cov(`c-${id}`)] })),
+      claims,
+    };
+    const source = memorySource(() => d);
+    const walk: WalkedResource[] = ["groups", "members", "claims"];
+    expect((await syncStarted({ source, store: t.store, claimsWindow: window, resources: walk, groupConcurrency: 1 })).status).toBe("succeeded");
+    // Five claims voided (5 of 12: over 40%); four others move to whichever group is walked, so
+    // that both groups' listings hold them: 11 ids listed, 7 distinct, plus 5 gone = 12 in scope
+    // (counted with the repeats, 16, and 5 would be under 40%).
+    const movers = new Set(ids("k").slice(5, 9));
+    d = { ...d, claims: claims.slice(5) };
+    const pages = source.pages.bind(source);
+    source.pages = (resource, filters = {}, o) => {
+      if (resource === "claims" && filters.groupId !== undefined && filters.memberId === undefined) {
+        d = { ...d, claims: d.claims.map((c) => (movers.has(c.id as string) ? { ...c, groupId: filters.groupId } : c)) };
+      }
+      return pages(resource, filters, o);
+    };
+    const r = await syncStarted({ source, store: t.store, claimsWindow: window, resources: walk, groupConcurrency: 1, deletePolicy: { ...shareEdge, maxDeleteShare: 0.4 } });
+    expect(r.error?.code).toBe("DELETE_GUARD");
+    expect(r.error?.message).toContain("claims: 5 of 12 (41.7%)");
+    expect(t.db.prepare("SELECT COUNT(*) FROM claims").pluck().get()).toBe(12);
+  });
+});
