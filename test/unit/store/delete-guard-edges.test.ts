@@ -8,6 +8,7 @@
 import { describe, expect, it } from "vitest";
 import type { WalkedResource } from "../../../src/store/resources.js";
 import type { DeletePolicy } from "../../../src/store/run-state.js";
+import { recordedChanges } from "../../helpers/expected.js";
 import { memorySource, type MemoryData } from "../../helpers/memory-source.js";
 import { syncStarted, useTempStores } from "../../helpers/temp-store.js";
 
@@ -112,32 +113,54 @@ describe.each(cases)("the delete guard on $resource (12 in scope)", (c) => {
   });
 });
 
-describe("the share is taken of the records the walk saw, each once", () => {
-  it("claims listed twice in one walk (they moved to the group walked next) do not make the scope larger", async () => {
-    const t = setup();
-    const claims = ids("k").map((id, i) => ({ id, groupId: "G1", memberId: i % 2 === 0 ? "m1" : "m2", serviceDateFrom: "2026-02-01", claimStatus: "paid", paidAmount: "10.00" }));
-    let d: MemoryData = {
+/** Twelve claims of two members in G1 (G2 lists none); `movers` follow whichever group's claims are walked. */
+function movingClaims(movers: ReadonlySet<string>) {
+  const claims = ids("k").map((id, i) => ({ id, groupId: "G1", memberId: i % 2 === 0 ? "m1" : "m2", serviceDateFrom: "2026-02-01", claimStatus: "paid", paidAmount: "10.00" }));
+  const state: { d: MemoryData } = {
+    d: {
       ...base(),
       groups: ["G1", "G2"].map((g) => ({ id: `gp-${g}`, groupId: g, plans: [{ id: `p-${g}`, name: "A" }] })),
       members: ["m1", "m2"].map((id) => ({ id, firstName: "Ana", lastName: "Lee", coverages: [cov(`c-${id}`)] })),
       claims,
-    };
-    const source = memorySource(() => d);
+    },
+  };
+  const source = memorySource(() => state.d);
+  let moving = false;
+  const pages = source.pages.bind(source);
+  source.pages = (resource, filters = {}, o) => {
+    if (moving && resource === "claims" && filters.groupId !== undefined && filters.memberId === undefined) {
+      state.d = { ...state.d, claims: state.d.claims.map((c) => (movers.has(c.id as string) ? { ...c, groupId: filters.groupId } : c)) };
+    }
+    return pages(resource, filters, o);
+  };
+  return { claims, source, state, startMoving: () => (moving = true) };
+}
+
+describe("claims listed twice in one walk (they moved to the group walked next)", () => {
+  it("do not hide as many claims that are gone: those are still deleted", async () => {
+    const t = setup();
+    const m = movingClaims(new Set(ids("k").slice(4, 8)));
     const walk: WalkedResource[] = ["groups", "members", "claims"];
-    expect((await syncStarted({ source, store: t.store, claimsWindow: window, resources: walk, groupConcurrency: 1 })).status).toBe("succeeded");
-    // Five claims voided (5 of 12: over 40%); four others move to whichever group is walked, so
-    // that both groups' listings hold them: 11 ids listed, 7 distinct, plus 5 gone = 12 in scope
-    // (counted with the repeats, 16, and 5 would be under 40%).
-    const movers = new Set(ids("k").slice(5, 9));
-    d = { ...d, claims: claims.slice(5) };
-    const pages = source.pages.bind(source);
-    source.pages = (resource, filters = {}, o) => {
-      if (resource === "claims" && filters.groupId !== undefined && filters.memberId === undefined) {
-        d = { ...d, claims: d.claims.map((c) => (movers.has(c.id as string) ? { ...c, groupId: filters.groupId } : c)) };
-      }
-      return pages(resource, filters, o);
-    };
-    const r = await syncStarted({ source, store: t.store, claimsWindow: window, resources: walk, groupConcurrency: 1, deletePolicy: { ...shareEdge, maxDeleteShare: 0.4 } });
+    expect((await syncStarted({ source: m.source, store: t.store, claimsWindow: window, resources: walk, groupConcurrency: 1 })).status).toBe("succeeded");
+    // Four voided, four listed by both groups: 12 ids listed, as many as were stored.
+    m.state.d = { ...m.state.d, claims: m.claims.slice(4) };
+    m.startMoving();
+    const r = await syncStarted({ source: m.source, store: t.store, claimsWindow: window, resources: walk, groupConcurrency: 1, deletePolicy: { maxDeleteCount: 100 } });
+    expect(r.error?.message).toBeUndefined();
+    expect(recordedChanges(t.db, r.runId).filter((c) => c.startsWith("claims delete"))).toEqual(ids("k").slice(0, 4).map((id) => `claims delete ${id}`));
+    expect(t.db.prepare("SELECT id FROM claims ORDER BY id").pluck().all()).toEqual(ids("k").slice(4));
+  });
+
+  it("do not make the scope the share is taken of larger", async () => {
+    const t = setup();
+    const m = movingClaims(new Set(ids("k").slice(5, 9)));
+    const walk: WalkedResource[] = ["groups", "members", "claims"];
+    expect((await syncStarted({ source: m.source, store: t.store, claimsWindow: window, resources: walk, groupConcurrency: 1 })).status).toBe("succeeded");
+    // Five voided (5 of 12: over 40%), four listed by both groups: 11 ids listed, 7 distinct, plus
+    // 5 gone = 12 in scope (counted with the repeats, 16, and 5 would be under 40%).
+    m.state.d = { ...m.state.d, claims: m.claims.slice(5) };
+    m.startMoving();
+    const r = await syncStarted({ source: m.source, store: t.store, claimsWindow: window, resources: walk, groupConcurrency: 1, deletePolicy: { ...shareEdge, maxDeleteShare: 0.4 } });
     expect(r.error?.code).toBe("DELETE_GUARD");
     expect(r.error?.message).toContain("claims: 5 of 12 (41.7%)");
     expect(t.db.prepare("SELECT COUNT(*) FROM claims").pluck().get()).toBe(12);
