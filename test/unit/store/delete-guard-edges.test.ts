@@ -166,3 +166,36 @@ describe("claims listed twice in one walk (they moved to the group walked next)"
     expect(t.db.prepare("SELECT COUNT(*) FROM claims").pluck().get()).toBe(12);
   });
 });
+
+describe("a scope that lists none of its records, at emptyScopeMin", () => {
+  // G1's four members (and their coverages) all gone, while G2 keeps its one: count and share off.
+  const members = (g1: number) => [
+    ...ids("m").slice(0, g1).map((id) => ({ id, firstName: "Ana", lastName: "Lee", coverages: [cov(`c-${id}`)] })),
+    { id: "z1", firstName: "Bo", lastName: "Lee", coverages: [cov("c-z1", "G2")] },
+  ];
+  const groups = ["G1", "G2"].map((g) => ({ id: `gp-${g}`, groupId: g, plans: [{ id: `p-${g}`, name: "A" }] }));
+  async function emptyG1(emptyScopeMin: number) {
+    const t = setup();
+    let d: MemoryData = { ...base(), groups, members: members(4) };
+    const source = memorySource(() => d);
+    const walk: WalkedResource[] = ["groups", "members"];
+    expect((await syncStarted({ source, store: t.store, claimsWindow: window, resources: walk })).status).toBe("succeeded");
+    d = { ...d, members: members(0) };
+    const r = await syncStarted({ source, store: t.store, claimsWindow: window, resources: walk, deletePolicy: { maxDeleteCount: 100, emptyScopeMin } });
+    return { r, current: t.db.prepare("SELECT COUNT(*) FROM members").pluck().get() as number };
+  }
+
+  it("is refused when it would delete exactly emptyScopeMin (4) of its records", async () => {
+    const { r, current } = await emptyG1(4);
+    expect(r.error?.code).toBe("DELETE_GUARD");
+    expect(r.error?.message).toContain("members?groupId=G1 listed no record where 4 were stored (a scope emptied: at least 4)");
+    expect(current).toBe(5);
+  });
+
+  it("goes through when that is one fewer than emptyScopeMin (5)", async () => {
+    const { r, current } = await emptyG1(5);
+    expect(r.error?.message).toBeUndefined();
+    expect(r.resources.members?.deleted).toBe(4);
+    expect(current).toBe(1);
+  });
+});
