@@ -19,7 +19,7 @@ const ids = (prefix: string) => Array.from({ length: 12 }, (_, i) => `${prefix}$
 
 /** Twelve records of one resource, and the same data with `k` of them gone. */
 interface Case {
-  readonly resource: "designs" | "members" | "claims" | "plans" | "coverages";
+  readonly resource: "designs" | "groups" | "members" | "claims" | "plans" | "coverages";
   readonly walk: WalkedResource[];
   data(k: number): MemoryData;
 }
@@ -31,6 +31,11 @@ const base = (): MemoryData => ({
 });
 const cases: Case[] = [
   { resource: "designs", walk: ["designs"], data: (k) => ({ ...base(), designs: ids("d").slice(k).map((id) => ({ id, name: "Gold" })) }) },
+  {
+    resource: "groups",
+    walk: ["groups"],
+    data: (k) => ({ ...base(), groups: ids("G").slice(k).map((g) => ({ id: `gp-${g}`, groupId: g, plans: [{ id: `p-${g}`, name: "A" }] })) }),
+  },
   {
     resource: "members",
     walk: ["groups", "members"],
