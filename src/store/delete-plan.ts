@@ -72,12 +72,23 @@ export function planDeletes(db: Database, run: ActiveRun, policy: DeletePolicy, 
 /** The current records of a resource that the run's complete scopes prove gone (before the absence policy). */
 function provenGone(db: Database, run: ActiveRun, resource: WalkedResource, scopes: Scope[], complete: Scope[], seen: SeenIds): { proven: Candidate[]; seenCount: number } {
   const seenCount = seen.count(resource);
-  // Without quarantine, every id seen is current: when as many were seen as are current, none is
-  // missing, and the scan for the missing ones (a join over every current id) is not needed.
+  // Without quarantine, every id seen is current: when as many distinct ids were seen as are
+  // current, none is missing, and the scan for the missing ones (a join over every current id) is
+  // not needed.
   const currentCount = db.prepare(`SELECT COUNT(*) FROM _${resource}_v WHERE valid_to_run IS NULL`).pluck().get() as number;
   const quarantinedHere = scopes.some((sc) => (run.quarantinedByScope.get(sc.key) ?? 0) > 0);
-  const allSeen = !quarantinedHere && seenCount >= currentCount;
+  const allSeen = !quarantinedHere && noneMissing(seen, resource, seenCount, currentCount);
   return { proven: (allSeen ? [] : candidates(db, resource)).filter((c) => provenAbsent(c, complete, scopes)), seenCount };
+}
+
+/**
+ * Whether as many distinct ids were seen as are current. The count of ids listed is a bound only:
+ * a record that moved during the walk (a claim to a group walked later) is listed twice, and would
+ * hide as many records really gone. Only when it reaches the current count is the exact one (a
+ * scan) asked for; members are kept one row per id, so their count is exact.
+ */
+function noneMissing(seen: SeenIds, resource: WalkedResource, seenCount: number, currentCount: number): boolean {
+  return seenCount >= currentCount && (resource === "members" || seen.count(resource, true) >= currentCount);
 }
 
 /**
@@ -209,10 +220,10 @@ export function claimsToVerify(db: Database, run: ActiveRun, checkpoints: Checkp
   const completeKeys = checkpoints.complete(run.runId);
   const complete = scopes.filter((s) => completeKeys.has(s.key));
   if (complete.length === 0 || run.fresh.has("claims")) return [];
-  // As in planDeletes: with nothing quarantined, as many seen as current means none is missing.
+  // As in planDeletes: with nothing quarantined, as many distinct seen as current means none is missing.
   const quarantined = scopes.some((sc) => (run.quarantinedByScope.get(sc.key) ?? 0) > 0);
   const current = db.prepare("SELECT COUNT(*) FROM _claims_v WHERE valid_to_run IS NULL").pluck().get() as number;
-  if (!quarantined && seen.count("claims") >= current) return [];
+  if (!quarantined && noneMissing(seen, "claims", seen.count("claims"), current)) return [];
   const byMember = new Map<string | null, string[]>();
   for (const c of candidates(db, "claims")) {
     if (!windowMissed(c, complete, scopes) && !c.suspect) continue;

@@ -1,7 +1,7 @@
 import type { Database } from "better-sqlite3";
-import { maskPii } from "../../src/store/pii.js";
 import type { StoredResource } from "../../src/store/resources.js";
 import type { MemoryData } from "./memory-source.js";
+import { expectedMasked } from "./ssn-oracle.js";
 
 export type State = Record<StoredResource, Map<string, unknown>>;
 
@@ -15,7 +15,7 @@ export function expectedState(data: MemoryData, piiKey: Buffer): State {
     for (const p of (plans as Record<string, unknown>[] | undefined) ?? []) s.plans.set(String(p.id), norm({ ...p, groupPolicyId: g.id }));
   }
   for (const m of data.members) {
-    const { coverages, ...rest } = maskPii(m, piiKey);
+    const { coverages, ...rest } = expectedMasked(m, piiKey);
     s.members.set(String(m.id), norm(rest));
     for (const c of (coverages as Record<string, unknown>[] | undefined) ?? []) s.coverages.set(String(c.id), norm({ ...c, memberId: m.id }));
   }

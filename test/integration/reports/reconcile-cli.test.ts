@@ -28,6 +28,15 @@ function copyOfSnapshot(name: string): string {
   source.close();
   return path;
 }
+/**
+ * A corrupt history: the version `vid` of a resource given a second current version, as if run 3
+ * had written one without closing the old; `set` gives the new version's columns (SQL).
+ */
+function secondCurrentVersion(db: BetterSqlite3.Database, resource: string, vid: number, set: Record<string, string>): void {
+  const cols = (db.prepare(`SELECT name FROM pragma_table_info('_${resource}_v') WHERE name <> 'vid'`).pluck().all() as string[]).map((c) => `"${c}"`);
+  const value = (c: string) => set[c.slice(1, -1)] ?? c;
+  db.prepare(`INSERT INTO _${resource}_v (${cols.join(", ")}) SELECT ${cols.map(value).join(", ")} FROM _${resource}_v WHERE vid = ?`).run(vid);
+}
 const lastJson = (out: string): Record<string, any> => JSON.parse(out.trim().split("\n").pop()!) as Record<string, any>;
 
 beforeAll(async () => {
@@ -152,8 +161,7 @@ describe("benefits-sync reconcile", () => {
     const broken = copyOfSnapshot("broken.db");
     const db = new BetterSqlite3(broken);
     const victim = db.prepare("SELECT vid FROM _coverages_v WHERE valid_from_run = 1 AND valid_to_run IS NULL AND status = 'active' LIMIT 1").pluck().get() as number;
-    const cols = (db.prepare("SELECT name FROM pragma_table_info('_coverages_v') WHERE name <> 'vid'").pluck().all() as string[]).map((c) => `"${c}"`);
-    db.prepare(`INSERT INTO _coverages_v (${cols.join(", ")}) SELECT ${cols.map((c) => (c === '"valid_from_run"' ? "3" : c === '"status"' ? "'pending'" : c === '"hash"' ? "'corrupt'" : c)).join(", ")} FROM _coverages_v WHERE vid = ?`).run(victim);
+    secondCurrentVersion(db, "coverages", victim, { valid_from_run: "3", status: "'pending'", hash: "'corrupt'" });
     db.close();
     const r = await runCli(["reconcile", "--from", "1", "--to", "3", "--out", "broken", "--json"], { env: { ...env, BENEFITS_DB: broken }, cwd: dir });
     expect(r.code).toBe(ExitCode.RUN_FAILED);
@@ -162,5 +170,59 @@ describe("benefits-sync reconcile", () => {
     expect(readFileSync(join(dir, "broken", "report.html"), "utf8")).toContain("THE ARITHMETIC DOES NOT HOLD");
     expect(readFileSync(join(dir, "broken", "summary.md"), "utf8")).toContain("THE ARITHMETIC DOES NOT HOLD");
     expect(readFileSync(join(dir, "broken", "membership.csv"), "utf8")).toMatch(/,NO\r\n/);
+  });
+  /** Reconcile a copy of the snapshot damaged by `damage`: the command's result and every file it wrote. */
+  async function reconcileDamaged(name: string, damage: (db: BetterSqlite3.Database) => void) {
+    const broken = copyOfSnapshot(`${name}.db`);
+    const db = new BetterSqlite3(broken);
+    damage(db);
+    db.close();
+    const r = await runCli(["reconcile", "--from", "1", "--to", "3", "--out", name, "--json"], { env: { ...env, BENEFITS_DB: broken }, cwd: dir });
+    const file = (f: string) => readFileSync(join(dir, name, f), "utf8");
+    return { r, json: lastJson(r.stdout), file, saved: JSON.parse(file("report.json")) as Record<string, any> };
+  }
+
+  it("one claim's billed amount changed by a version that did not close the old one: the claims arithmetic does not hold, though the paid total does", async () => {
+    // A claim paid nothing (so that the paid total still adds up and only the per-status check can see it).
+    let status = "";
+    const { r, json, file, saved } = await reconcileDamaged("broken-claim", (db) => {
+      const victim = db.prepare("SELECT vid, claimStatus FROM _claims_v WHERE valid_from_run = 1 AND valid_to_run IS NULL AND paidAmount_cents = 0 ORDER BY vid LIMIT 1").get() as { vid: number; claimStatus: string };
+      status = victim.claimStatus;
+      secondCurrentVersion(db, "claims", victim.vid, { valid_from_run: "3", claimAmount_cents: '"claimAmount_cents" + 100', hash: "'corrupt'" });
+    });
+    expect(r.code).toBe(ExitCode.RUN_FAILED);
+    expect(r.stderr).toContain(`the arithmetic does not hold: claims ${status}: at A − what left + what came = at B`);
+    expect(r.stderr).not.toMatch(/does not hold: (members|coverages)/);
+    for (const out of [json, saved]) {
+      expect(out.arithmeticHolds).toBe(false);
+      expect(out.claims.holds).toBe(false);
+      expect(out.claims.arithmetic).toContainEqual({ status, holds: false });
+      // The paid total itself adds up: the damage is seen by the per-status check alone.
+      expect(Math.round(Number(out.claims.from.paid) * 100) + Math.round(Number(out.claims.paidMovement.total) * 100)).toBe(Math.round(Number(out.claims.to.paid) * 100));
+      expect(out.members.holds).toBe(true);
+    }
+    for (const f of ["report.html", "summary.md"]) expect(file(f), f).toContain("THE ARITHMETIC DOES NOT HOLD");
+    expect(file("summary.md")).toContain(`✗ DOES NOT HOLD: claims ${status}:`);
+    expect(file("report.html")).toContain(`✗ does not hold: claims ${status}:`);
+  });
+
+  it("one member counted twice at B (a second current version): the members arithmetic does not hold", async () => {
+    const { r, json, file, saved } = await reconcileDamaged("broken-member", (db) => {
+      const victim = db.prepare("SELECT vid FROM _members_v WHERE valid_from_run = 1 AND valid_to_run IS NULL ORDER BY vid LIMIT 1").pluck().get() as number;
+      secondCurrentVersion(db, "members", victim, { valid_from_run: "3", hash: "'corrupt'" });
+    });
+    expect(r.code).toBe(ExitCode.RUN_FAILED);
+    const m = json.members as { from: number; to: number; added: number; deleted: number };
+    expect(m.to).toBe(m.from + m.added - m.deleted + 1);
+    expect(r.stderr).toContain(`the arithmetic does not hold: members: ${m.from.toLocaleString("en-US")} at A`);
+    expect(r.stderr).not.toMatch(/does not hold: (claims|coverages)/);
+    for (const out of [json, saved]) {
+      expect(out.arithmeticHolds).toBe(false);
+      expect(out.members.holds).toBe(false);
+      expect(out.claims.holds).toBe(true);
+    }
+    for (const f of ["report.html", "summary.md"]) expect(file(f), f).toContain("THE ARITHMETIC DOES NOT HOLD");
+    expect(file("summary.md")).toContain("✗ DOES NOT HOLD: members:");
+    expect(file("membership.csv")).not.toContain(",NO\r\n");
   });
 });

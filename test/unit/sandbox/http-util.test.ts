@@ -18,6 +18,7 @@ describe("small helpers", () => {
   it("canonical JSON ignores key order", () => {
     expect(canonicalJson({ b: 1, a: { d: [1, { y: 1, x: 2 }], c: null } })).toBe(canonicalJson({ a: { c: null, d: [1, { x: 2, y: 1 }] }, b: 1 }));
     expect(canonicalJson({ a: 1 })).not.toBe(canonicalJson({ a: 2 }));
+    expect(canonicalJson({ b: 1, a: { d: [1, { y: 1, x: 2 }], c: null } })).toBe('{"a":{"c":null,"d":[1,{"x":2,"y":1}]},"b":1}');
   });
   it("takePage looks one item ahead for hasMore", () => {
     expect(takePage([1, 2, 3][Symbol.iterator](), 2)).toEqual({ items: [1, 2], hasMore: true });

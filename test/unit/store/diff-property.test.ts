@@ -66,7 +66,7 @@ describe("the recorded changes turn the old snapshot into the new one (property)
           expect(r2.status).toBe("succeeded");
           const after = snapshotState(t.db);
           expect(stateToObject(after)).toEqual(stateToObject(expectedState(newData, TEST_PII_KEY)));
-          expect(recordedChanges(t.db, r2.runId)).toEqual(diffStates(before, after));
+          expect(recordedChanges(t.db, r2.runId)).toEqual(diffStates(expectedState(oldData, TEST_PII_KEY), expectedState(newData, TEST_PII_KEY)));
           const noOps = t.db.prepare("SELECT COUNT(*) FROM changes WHERE op = 'update' AND (changed_fields IS NULL OR changed_fields = '[]')").pluck().get();
           expect(noOps).toBe(0);
         } finally {
