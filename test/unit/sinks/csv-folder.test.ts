@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { deliverCsv } from "../../../src/sinks/csv/deliver-csv.js";
 import { writeRunCsv } from "../../../src/sinks/csv/write-run-csv.js";
 import { csvFormat } from "../../../src/sinks/csv/csv-format.js";
@@ -89,8 +89,15 @@ describe("CSV delta folders", () => {
     // Time passes, other runs happen, another delivery writes beside it: the export does not change.
     const later = await runSync(t, data);
     await deliverCsv(t.db, join(t.dir, "elsewhere"), later.runId);
-    await new Promise((r) => setTimeout(r, 20));
-    const again = writeRunCsv(t.db, failed.runId, out);
+    // Three days later, on a fake clock (no real waiting).
+    vi.useFakeTimers({ toFake: ["Date"] });
+    let again: ReturnType<typeof writeRunCsv>;
+    try {
+      vi.setSystemTime(Date.now() + 3 * 86_400_000);
+      again = writeRunCsv(t.db, failed.runId, out);
+    } finally {
+      vi.useRealTimers();
+    }
     expect(bytesOf(again.dir)).toEqual(bytes);
     const designs = csvObjects(join(again.dir, "designs.csv"));
     expect(designs).toEqual([expect.objectContaining({ op: "update", run_id: String(failed.runId), id: "d1", name: "Platinum" })]);
