@@ -45,8 +45,9 @@ describe("GET retries", () => {
     const started = performance.now();
     expect(await client.getJson("/v2/members")).toEqual({ data: [] });
     const elapsed = performance.now() - started;
+    // Measured from the client's side: arrival times at the server jitter under load.
     expect(elapsed).toBeGreaterThanOrEqual(2000);
-    expect(hits[1]!.at - hits[0]!.at).toBeGreaterThanOrEqual(1990);
+    expect(hits).toHaveLength(2);
     expect(client.stats).toEqual({ requests: 2, retries: 1 });
     await client.close();
   });
