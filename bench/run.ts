@@ -8,7 +8,7 @@
  * BENCH_REPEAT (1: how many times to repeat the main measurements, the median is reported),
  * BENCH_ANALYST_RUNS (18: runs added to the 100k snapshot before timing `changes`; 0 skips the
  * analyst section), BENCH_ONLY (`sync`: only the first sync, re-sync and memory bars; `latency`: only the member walk under latency; `sinks`: only the sinks section; `scale`: only the
- * scale section), BENCH_SCALE_MEMBERS (0: when set, e.g. 1000000, the scale section compares the
+ * scale section; `timing`: only the timings taken out of the tests, see timing.ts), BENCH_SCALE_MEMBERS (0: when set, e.g. 1000000, the scale section compares the
  * first sync's records per second at BENCH_MEMBERS and at this many members, and runs a no-change
  * re-sync of the large one).
  */
@@ -22,6 +22,7 @@ import { accumulatedChanges, questionsSection } from "./analyst.js";
 import { floorLine } from "./floor.js";
 import { sinksSection } from "./sinks.js";
 import { scaleSection } from "./scale.js";
+import { timingSection } from "./timing.js";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const serveJs = join(here, "..", "src", "sandbox", "serve.js");
@@ -101,6 +102,7 @@ async function main(): Promise<void> {
     console.log(`benefits-sync bench: ${MEMBERS} members, ~${MEMBERS * CPM} claims, ${GROUPS} groups; node ${process.version}`);
     if (ONLY === undefined || ONLY === "sync") await main3(dir);
     if (ONLY === undefined || ONLY === "latency") await latency(dir);
+    if (ONLY === undefined || ONLY === "timing") await timingSection();
     if (ONLY === undefined || ONLY === "sinks") {
       await sinksSection(dir, { members: MEMBERS, groups: GROUPS, claimsPerMember: env("BENCH_SINK_CLAIMS_PER_MEMBER", 3), repeat: env("BENCH_SINK_REPEAT", 3), window: { from: FROM, to: TO } }, startSandbox, worker, report);
     }

@@ -12,15 +12,19 @@ import { startCli } from "../helpers/cli-process.js";
 import { expectedState, snapshotState, stateToObject } from "../helpers/expected.js";
 import { ALL_CLAIMS, changeSetLines, sandboxData } from "../helpers/sandbox-truth.js";
 import { syncStarted, TEST_PII_KEY } from "../helpers/temp-store.js";
+import { waitUntil } from "../helpers/wait.js";
 
 /**
- * `kill -9` at random moments during a walk (10 here; `KILL9_ROUNDS=50 npm run test:kill9` for
- * the long version): after every kill the file passes `PRAGMA integrity_check`, and the next run
- * converges to the sandbox's data with every change recorded exactly once.
+ * `kill -9` during a walk (10 here; `KILL9_ROUNDS=50 npm run test:kill9` for the long version):
+ * after every kill the file passes `PRAGMA integrity_check`, and the next run converges to the
+ * sandbox's data with every change recorded exactly once. Each kill lands at a point seen in the
+ * file, not at a millisecond: the run's start (its row, before or at its first commit) or once it
+ * has committed N records, N drawn from a seeded generator, so that a loaded machine changes when
+ * the kills happen but not where in the walk.
  */
 const ROUNDS = Number(process.env.KILL9_ROUNDS ?? 10);
 const PHASE_A = Math.floor(ROUNDS / 2);
-/** Latency per request, so that a walk lasts several seconds and a kill lands in its middle. */
+/** Latency per request, so that a walk lasts several seconds and the polls see each commit. */
 const SLOW = { latencyMs: { min: 80, max: 160 } };
 
 let sb: Sandbox;
@@ -62,13 +66,17 @@ function peek(sql: string, params: unknown[], fallback: number): number {
 
 /** The newest run in the file, or 0. */
 const lastRunId = () => peek("SELECT COALESCE(MAX(run_id), 0) FROM _runs", [], 0);
-/** Whether run `runId` has committed a group of pages (its counts are written with each commit). */
-const hasCommitted = (runId: number) => peek("SELECT COUNT(*) FROM _run_counts WHERE run_id = ?", [runId], 0) > 0;
+/** Whether run `runId` has its row (it took the snapshot). */
+const hasStarted = (runId: number) => peek("SELECT COUNT(*) FROM _runs WHERE run_id = ?", [runId], 0) > 0;
+/** Records run `runId` has committed (its counts are written with each commit of pages). */
+const committedRecords = (runId: number) => peek("SELECT COALESCE(SUM(seen), 0) FROM _run_counts WHERE run_id = ?", [runId], 0);
+/** The most records a kill waits for: well inside any one walk (a first walk sees thousands). */
+const MOST_RECORDS = 400;
 
 /**
- * One run killed with SIGKILL. Even rounds die at a random moment after the start (sometimes
- * before any page is stored); odd rounds at a random moment after the run committed its first
- * pages, so that some kills certainly land mid-walk with work stored, however loaded the machine.
+ * One run killed with SIGKILL at a seeded point: a quarter of the draws at its start (its row is
+ * there; often no page is stored yet), the rest once it has committed N records (1..MOST_RECORDS),
+ * so that kills land mid-walk with work stored, however loaded the machine.
  */
 async function killedRun(round: number): Promise<string> {
   const before = lastRunId();
@@ -80,19 +88,12 @@ async function killedRun(round: number): Promise<string> {
   });
   let exited = false;
   const res0 = run.done.then((r) => ((exited = true), r));
-  let delay: number;
-  let when: string;
-  if (round % 2 === 0) {
-    delay = 300 + Math.floor(seeded() * 1200);
-    when = `${delay} ms after the start`;
-  } else {
-    while (!exited && !hasCommitted(before + 1)) await new Promise((r) => setTimeout(r, 20));
-    delay = Math.floor(seeded() * 400);
-    when = `${delay} ms after its first commit`;
-  }
-  const timer = setTimeout(() => run.child.kill("SIGKILL"), delay);
+  const p = seeded();
+  const records = p < 0.25 ? 0 : 1 + Math.floor(((p - 0.25) / 0.75) * MOST_RECORDS);
+  const when = records === 0 ? "at its start" : `after ${records} records committed`;
+  await waitUntil(`run ${before + 1} in round ${round} to reach its kill point (${when})`, () => exited || (records === 0 ? hasStarted(before + 1) : committedRecords(before + 1) >= records), 120_000);
+  if (!exited) run.child.kill("SIGKILL");
   const res = await res0;
-  clearTimeout(timer);
   const db = openDatabase(dbPath);
   try {
     expect(db.pragma("integrity_check", { simple: true })).toBe("ok");

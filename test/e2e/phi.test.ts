@@ -7,6 +7,7 @@ import { createClient } from "../../src/api/client.js";
 import { startSandbox, type Sandbox } from "../../src/sandbox/index.js";
 import { startCli } from "../helpers/cli-process.js";
 import { ALL_CLAIMS, sandboxData } from "../helpers/sandbox-truth.js";
+import { EVENT_DEADLINE_MS } from "../helpers/wait.js";
 
 /**
  * Canary SSNs (every SSN the sandbox serves, plus one enrolled through the API) and the API key
@@ -58,7 +59,7 @@ describe("PHI and keys never reach the snapshot, the outputs or the logs", () =>
       const accepted = await client.addSubscriber(group.id, {
         subscribers: [{ plan: group.plans[0]!.id, self: { firstName: "Canary", lastName: "Bird", dateOfBirth: "1990-02-28", ssn: CANARY, memberType: "employee" } }],
       });
-      expect((await client.waitForEnrollmentRequest(accepted.enrollmentRequestId, { timeoutMs: 5000 })).status).toBe("succeeded");
+      expect((await client.waitForEnrollmentRequest(accepted.enrollmentRequestId, { timeoutMs: EVENT_DEADLINE_MS })).status).toBe("succeeded");
       await client.close();
       collectSsns();
       expect(ssns.has(CANARY)).toBe(true);

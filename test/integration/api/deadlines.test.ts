@@ -1,14 +1,18 @@
 import { describe, expect, it } from "vitest";
 import { createClient } from "../../../src/api/client.js";
 import { TransportError } from "../../../src/errors.js";
+import { waitUntil } from "../../helpers/wait.js";
 import { apiTestFixture, type TestServer } from "./harness.js";
 
 const KEY = "dl-key-3f9b7a0d22c8";
 const { probe, start } = apiTestFixture(KEY);
 let server: TestServer | undefined;
 
+// Only lower bounds on time here: a deadline must not end a request early, and a loaded machine can
+// only make it end later. How much later (the overrun) is printed by `npm run bench`; here the
+// error's cause says which deadline ended the request.
 describe("deadlines", () => {
-  it("a server that never answers fails at the headers deadline plus at most one second", async () => {
+  it("a server that never answers fails at the headers deadline, not before", async () => {
     server = await start(() => {}); // accepts, reads the request, never answers
     const c = createClient({ baseUrl: server.url, apiKey: KEY, logger: probe.logger, deadlines: { headersMs: 1000 }, retry: { maxAttempts: 1 } });
     const started = performance.now();
@@ -18,7 +22,6 @@ describe("deadlines", () => {
     expect((err as TransportError).causeCode).toBe("UND_ERR_HEADERS_TIMEOUT");
     expect((err as TransportError).retryable).toBe(true);
     expect(elapsed).toBeGreaterThanOrEqual(950);
-    expect(elapsed).toBeLessThan(2000);
     await c.close();
   });
 
@@ -33,14 +36,15 @@ describe("deadlines", () => {
       sleep: async () => {},
     });
     const started = performance.now();
-    await probe.reject(c.getJson("/v2/members"));
+    const err = await probe.reject(c.getJson("/v2/members"));
+    expect((err as TransportError).causeCode).toBe("UND_ERR_HEADERS_TIMEOUT");
     expect(server.hits).toHaveLength(3);
-    // undici's headers timer ticks about every 500 ms, so each attempt may overrun by up to a second.
-    expect(performance.now() - started).toBeLessThan(3 * (300 + 1000));
+    // Each attempt waited its own full deadline (retries sleep 0 here), not a share of one.
+    expect(performance.now() - started).toBeGreaterThanOrEqual(3 * 300 - 10);
     await c.close();
   });
 
-  it("a body that trickles forever fails at the body deadline plus at most one second", async () => {
+  it("a body that trickles forever fails at the body deadline, not before", async () => {
     server = await start((_req, res) => {
       res.writeHead(200, { "content-type": "application/json" });
       res.write('{"data":[');
@@ -51,7 +55,7 @@ describe("deadlines", () => {
     const started = performance.now();
     const err = await probe.reject(c.getJson("/v2/members"));
     expect((err as TransportError).causeCode).toBe("BODY_DEADLINE");
-    expect(performance.now() - started).toBeLessThan(1800);
+    expect(performance.now() - started).toBeGreaterThanOrEqual(790);
     await c.close();
   });
 
@@ -66,20 +70,22 @@ describe("deadlines", () => {
     await c.close();
   });
 
-  it("the caller's abort ends a hanging walk at once, with the caller's reason", async () => {
+  it("the caller's abort ends a hanging walk, with the caller's reason", async () => {
     server = await start(() => {});
-    const c = createClient({ baseUrl: server.url, apiKey: KEY, logger: probe.logger });
+    // No deadline could end it instead within the test's time: only the abort can.
+    const c = createClient({ baseUrl: server.url, apiKey: KEY, logger: probe.logger, deadlines: { headersMs: 600_000 } });
     const ctl = new AbortController();
     const reason = new Error("stopped by the caller");
-    setTimeout(() => ctl.abort(reason), 100);
-    const started = performance.now();
-    const err = await probe.reject(
+    const walk = probe.reject(
       (async () => {
         for await (const _ of c.pages("members", {}, { signal: ctl.signal })) void _;
       })(),
     );
-    expect(err).toBe(reason);
-    expect(performance.now() - started).toBeLessThan(1000);
+    // Aborted while the request hangs at the server.
+    const hung = server;
+    await waitUntil("the walk's request at the server", () => hung.hits.length === 1);
+    ctl.abort(reason);
+    expect(await walk).toBe(reason);
     await c.close();
   });
 });

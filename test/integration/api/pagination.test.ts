@@ -54,10 +54,9 @@ describe("pagination against a real server", () => {
     await c.close();
   });
 
-  it("stops a stuck cursor with a clear error, in bounded time", async () => {
+  it("stops a stuck cursor with a clear error, after the one repeated page", async () => {
     server = await start((_req, res) => json(res, 200, { data: members.slice(0, 5) }));
     const c = clientFor(server.url);
-    const started = performance.now();
     const err = await probe.reject(
       (async () => {
         for await (const _ of c.pages("members")) void _;
@@ -65,8 +64,8 @@ describe("pagination against a real server", () => {
     );
     expect(err).toBeInstanceOf(PaginationError);
     expect((err as Error).message).toMatch(/page 1 \(startAfter=id-00004\) repeats id "id-00000"/);
+    // Bounded in requests, not in seconds: the repeat is seen on the second page.
     expect(server.hits).toHaveLength(2);
-    expect(performance.now() - started).toBeLessThan(5000);
     await c.close();
   });
 });

@@ -36,6 +36,7 @@ async function closedPort(): Promise<number> {
 const ok = (res: Parameters<typeof json>[0]) => json(res, 200, { data: [] });
 
 describe("GET retries", () => {
+  // A lower bound on a real wait is the feature; a loaded machine only makes it longer.
   it("429 with Retry-After: 2 waits at least 2 s, really", async () => {
     const { client, hits } = await setup(
       (_req, res, _hit, n) => (n === 0 ? json(res, 429, { message: "slow down" }, { "retry-after": "2" }) : ok(res)),
@@ -44,19 +45,21 @@ describe("GET retries", () => {
     const started = performance.now();
     expect(await client.getJson("/v2/members")).toEqual({ data: [] });
     const elapsed = performance.now() - started;
+    // Measured from the client's side: arrival times at the server jitter under load.
     expect(elapsed).toBeGreaterThanOrEqual(2000);
-    expect(hits[1]!.at - hits[0]!.at).toBeGreaterThanOrEqual(1990);
+    expect(hits).toHaveLength(2);
     expect(client.stats).toEqual({ requests: 2, retries: 1 });
     await client.close();
   });
 
   it("honours Retry-After as an HTTP date, and caps it", async () => {
-    const date = new Date(Date.now() + 3000).toUTCString();
+    // Far enough ahead that however late the answer is read, some wait is left (a date has whole seconds).
+    const date = new Date(Date.now() + 30_000).toUTCString();
     const a = await setup((_req, res, _hit, n) => (n === 0 ? json(res, 503, { message: "busy" }, { "retry-after": date }) : ok(res)));
     await a.client.getJson("/v2/groups");
     expect(a.sleeps).toHaveLength(1);
     expect(a.sleeps[0]).toBeGreaterThan(0);
-    expect(a.sleeps[0]).toBeLessThanOrEqual(3000);
+    expect(a.sleeps[0]).toBeLessThanOrEqual(30_000);
     await a.client.close();
     await server?.close();
 

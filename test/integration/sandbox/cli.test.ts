@@ -3,22 +3,14 @@ import { describe, expect, it } from "vitest";
 import { ConfigError } from "../../../src/errors.js";
 import { runSandboxCommand } from "../../../src/sandbox/cli.js";
 import { main } from "../../../src/sandbox/serve.js";
-
-async function waitFor<T>(f: () => T | undefined): Promise<T> {
-  for (let i = 0; i < 200; i++) {
-    const v = f();
-    if (v !== undefined) return v;
-    await new Promise((r) => setTimeout(r, 10));
-  }
-  throw new Error("timed out");
-}
+import { waitUntil } from "../../helpers/wait.js";
 
 describe("benefits-sync sandbox", () => {
   it("prints the base URL and the three keys, serves, and stops on abort", async () => {
     const lines: string[] = [];
     const ac = new AbortController();
     const done = runSandboxCommand({ port: "0", members: "300", seed: "9", latencyMs: "1" }, { out: (l) => lines.push(l), signal: ac.signal });
-    const url = await waitFor(() => /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(lines.join("\n"))?.[1]);
+    const url = await waitUntil("the listening line", () => /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(lines.join("\n"))?.[1]);
     const key = /full key:\s+(\S+)/.exec(lines.join("\n"))?.[1] as string;
     expect(lines.join("\n")).toMatch(/read-only key:\s+sbx_readonly_/);
     expect(lines.join("\n")).toMatch(/no-claims key:\s+sbx_noclaims_/);
@@ -40,7 +32,7 @@ describe("benefits-sync sandbox", () => {
     const lines: string[] = [];
     const ac = new AbortController();
     const done = main(["--members", "200", "--seed", "4", "--claims-per-member", "1"], { out: (l) => lines.push(l), signal: ac.signal });
-    const line = await waitFor(() => lines[0]);
+    const line = await waitUntil("the JSON line", () => lines[0]);
     const info = JSON.parse(line) as { baseUrl: string; keys: { full: string; readOnly: string; noClaims: string } };
     expect(info.baseUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
     const res = await request(`${info.baseUrl}/v2/groups`, { headers: { authorization: `Bearer ${info.keys.readOnly}` } });

@@ -4,6 +4,7 @@ import type { AddressInfo } from "node:net";
 import { request } from "undici";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { signBody, startSandbox, type Sandbox } from "../../../src/sandbox/index.js";
+import { waitUntil } from "../../helpers/wait.js";
 import { clientFor } from "./walk-helpers.js";
 
 interface Received {
@@ -70,7 +71,8 @@ describe("webhooks", () => {
     const member = [...sb.iterate("members")][3];
     await client.patchMember(member?.id as string, { phone: "+15550001111" });
     await client.close();
-    await new Promise((r) => setTimeout(r, 20));
+    // The write's event is announced on the sandbox's next tick; idle() only covers deliveries begun.
+    await waitUntil("the write's webhook event", () => sb.webhooks.events().some((e) => e.payload.id === member?.id));
     await sb.webhooks.idle();
     expect(a.got.map((g) => (JSON.parse(g.body) as { payload: { id: string } }).payload.id)).toEqual([member?.id]);
     expect(a.got[0]?.headers["x-partner-key"]).toBe("k-123");
@@ -90,11 +92,12 @@ describe("webhook delivery records and retries", () => {
       const id = [...sb2.iterate("members")][0]?.id as string;
       await client.patchMember(id, { email: "a@b.example.com" });
       await client.close();
-      await new Promise((res) => setTimeout(res, 20));
+      await waitUntil("the write's webhook delivery", () => sb2.webhooks.deliveries().length > 0);
       await sb2.webhooks.idle();
       const [d] = sb2.webhooks.deliveries();
       const at = (d?.attempts ?? []).map((x) => Date.parse(x.at));
-      // A fixed delay (40 ms here) between attempts, no exponential backoff.
+      // A fixed delay (40 ms here) between attempts, no exponential backoff. Lower bounds only: a
+      // loaded machine makes the gaps longer, never shorter.
       expect((at[1] ?? 0) - (at[0] ?? 0)).toBeGreaterThanOrEqual(39);
       expect((at[2] ?? 0) - (at[1] ?? 0)).toBeGreaterThanOrEqual(39);
       expect(d).toMatchObject({ state: "failed", final: true, manual: false });

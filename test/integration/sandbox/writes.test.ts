@@ -3,6 +3,7 @@ import { ApiError } from "../../../src/errors.js";
 import type { ServiceClient } from "../../../src/api/index.js";
 import { startSandbox, type Sandbox } from "../../../src/sandbox/index.js";
 import { clientFor, walk } from "./walk-helpers.js";
+import { EVENT_DEADLINE_MS } from "../../helpers/wait.js";
 
 let sb: Sandbox;
 let client: ServiceClient;
@@ -85,7 +86,7 @@ describe("writes", () => {
     const accepted = await client.addSubscriber(g.id, { subscribers: [{ plan: g.plans[0]?.id as string, self: person("Søren-Q"), spouse: person("Chloé-Q", "dependent"), children: [person("Liam-Q", "dependent")], tags: ["t"] }] });
     const first = await client.getEnrollmentRequest(accepted.enrollmentRequestId);
     expect(["pending", "processing"]).toContain(first.status);
-    const done = await client.waitForEnrollmentRequest(accepted.enrollmentRequestId, { timeoutMs: 5000 });
+    const done = await client.waitForEnrollmentRequest(accepted.enrollmentRequestId, { timeoutMs: EVENT_DEADLINE_MS });
     expect(done.status).toBe("succeeded");
     const listed = await walk(client, "members", { groupId: g.groupId });
     const mine = listed.filter((m) => ["Søren-Q", "Chloé-Q", "Liam-Q"].includes(m.firstName as string));
@@ -94,7 +95,7 @@ describe("writes", () => {
     expect(mine.every((m) => (m.coverages as { subscriberCoverageId: string }[])[0]?.subscriberCoverageId === self.coverages[0]?.id)).toBe(true);
 
     const failing = await client.addSubscriber(g.id, { subscribers: [{ plan: "no-such-plan", self: person("Bad") }] });
-    const failed = await client.waitForEnrollmentRequest(failing.enrollmentRequestId, { timeoutMs: 5000 });
+    const failed = await client.waitForEnrollmentRequest(failing.enrollmentRequestId, { timeoutMs: EVENT_DEADLINE_MS });
     expect(failed.status).toBe("failed");
     expect(failed.errors?.length).toBeGreaterThan(0);
     const invalid = await rejection(client.addSubscriber(g.id, { subscribers: [] }));
@@ -108,7 +109,7 @@ describe("writes", () => {
     if (!sub) throw new Error("no subscriber");
     const cov = sub.coverages[0] as (typeof sub.coverages)[number];
     const acc = await client.addDependent(cov.groupPolicyId, cov.id, { plan: cov.planId, dependent: person("Quillon-Björn", "dependent") });
-    expect((await client.waitForEnrollmentRequest(acc.enrollmentRequestId, { timeoutMs: 5000 })).status).toBe("succeeded");
+    expect((await client.waitForEnrollmentRequest(acc.enrollmentRequestId, { timeoutMs: EVENT_DEADLINE_MS })).status).toBe("succeeded");
     const household = await walk(client, "members", { groupId: cov.groupId });
     const dep = household.find((m) => m.firstName === "Quillon-Björn") as { subscriberId: string; coverages: { subscriberCoverageId: string }[] };
     expect(dep.subscriberId).toBe(sub.subscriberId);

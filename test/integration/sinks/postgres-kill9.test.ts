@@ -1,8 +1,10 @@
 /**
- * `kill -9` of `benefits-sync export --sink` in the middle of its load, 10 times (seeded): after
- * every kill the warehouse is at a previous load (its `_loads` list a prefix of the runs, and its
- * tables equal the snapshot as of the last of them), and the next load completes. A warehouse that
- * got all runs is emptied, so that every round has a load to kill.
+ * `kill -9` of `benefits-sync export --sink` in the middle of its load, 10 times: after every kill
+ * the warehouse is at a previous load (its `_loads` list a prefix of the runs, and its tables equal
+ * the snapshot as of the last of them), and the next load completes. A warehouse that got all runs
+ * is emptied, so that every round has a load to kill. Each kill lands at a point seen on the
+ * server, not at a millisecond: once the load's open transaction holds N table and index locks
+ * (they only grow until its COMMIT), N drawn from a seeded generator.
  */
 import BetterSqlite3 from "better-sqlite3";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -12,6 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ExitCode } from "../../../src/cli/exit-codes.js";
 import { startSandbox, type Sandbox } from "../../../src/sandbox/index.js";
 import { startCli } from "../../helpers/cli-process.js";
+import { waitUntil } from "../../helpers/wait.js";
 import { usePostgres } from "../../helpers/pg.js";
 import { ALL_CLAIMS } from "../../helpers/sandbox-truth.js";
 import { runCli } from "../../unit/cli/run-cli.js";
@@ -41,7 +44,12 @@ afterAll(async () => {
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** The most locks a kill waits for: fewer than any load here takes before its COMMIT. */
+const MOST_LOCKS = 12;
+/** Relation locks held by the open transaction of a benefits-sync load (0 when none is open). */
+const LOCKS =
+  "SELECT count(*) AS n FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid " +
+  "WHERE a.application_name = 'benefits-sync' AND a.xact_start IS NOT NULL AND l.locktype = 'relation' AND l.granted";
 
 describe("kill -9 during a warehouse load", () => {
   it(`${ROUNDS} kills mid-load leave the warehouse at a previous load, and the next load completes (seed ${SEED})`, async (ctx) => {
@@ -64,28 +72,22 @@ describe("kill -9 during a warehouse load", () => {
         await resetTo(round % 4 < 2 ? 0 : 1);
         const before = (await warehouse(pg.query, url)).loads;
         const cli = startCli(["export", "--run", String(run), "--sink", url, "--quiet"], env, dir);
-        // Wait for the load's transaction to be open on the server, then kill at a random moment in it.
-        let open = false;
-        for (let i = 0; i < 500 && !open && cli.child.exitCode === null; i++) {
-          const rows = await pg.query<{ n: string }>(url, "SELECT count(*) AS n FROM pg_stat_activity WHERE application_name = 'benefits-sync' AND xact_start IS NOT NULL");
-          open = Number(rows[0]!.n) > 0;
-          if (!open) await sleep(10);
+        // Kill once the load's transaction holds `locks` locks (seeded), or note that it ended first.
+        const locks = 1 + Math.floor(rand() * MOST_LOCKS);
+        const held = async () => Number((await pg.query<{ n: string }>(url, LOCKS))[0]!.n);
+        let exited = false;
+        const done = cli.done.then(() => (exited = true));
+        await waitUntil(`the load of round ${round} to hold ${locks} locks`, async () => exited || (await held()) >= locks, 120_000);
+        const killed = !exited;
+        if (killed) {
+          cli.child.kill("SIGKILL");
+          midTransaction++;
         }
-        await sleep(Math.floor(rand() * 400));
-        if (open && cli.child.exitCode === null) {
-          const still = await pg.query<{ n: string }>(url, "SELECT count(*) AS n FROM pg_stat_activity WHERE application_name = 'benefits-sync' AND xact_start IS NOT NULL");
-          if (Number(still[0]!.n) > 0) midTransaction++;
-        }
-        cli.child.kill("SIGKILL");
-        await cli.done;
+        await done;
         // The server ends the dead client's transaction; wait until its backend is gone.
-        for (let i = 0; i < 500; i++) {
-          const rows = await pg.query<{ n: string }>(url, "SELECT count(*) AS n FROM pg_stat_activity WHERE application_name = 'benefits-sync'");
-          if (Number(rows[0]!.n) === 0) break;
-          await sleep(10);
-        }
+        await waitUntil("the killed load's backend to end", async () => Number((await pg.query<{ n: string }>(url, "SELECT count(*) AS n FROM pg_stat_activity WHERE application_name = 'benefits-sync'"))[0]!.n) === 0);
         const w = await warehouse(pg.query, url);
-        seen.push(w.loads.join(","));
+        seen.push(`${!killed ? "ended" : `killed at ${locks} locks`}: ${w.loads.join(",")}`);
         // As before the load, or with every run up to the one asked for: never part of a load.
         expect([before, [1, 2, 3].filter((r) => r <= Math.max(run, before.at(-1) ?? 0))]).toContainEqual(w.loads);
         const asOf = w.loads.at(-1) ?? 0;
@@ -94,7 +96,8 @@ describe("kill -9 during a warehouse load", () => {
         expect(w.history).toEqual(snap.history);
       }
       console.log(`kill -9 rounds: warehouse loads after each kill: ${seen.join(" | ")}; ${midTransaction} kills inside a load's transaction`);
-      // Most kills must have landed inside a load's transaction, or the test proves little.
+      // Most kills must have landed inside a load's transaction (a load that ended before its
+      // point was reached is not one), or the test proves little.
       expect(midTransaction).toBeGreaterThanOrEqual(Math.ceil(ROUNDS * 0.6));
       const done = await runCli(["export", "--run", "3", "--sink", url, "--json"], { env, cwd: dir });
       expect(done.code, done.stderr).toBe(ExitCode.OK);

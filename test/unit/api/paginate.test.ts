@@ -131,8 +131,9 @@ describe("paginate", () => {
         const { fetchPage, calls } = listServer(ids(7), [3], { hasMoreOnLast: true });
         const askedWhileHolding: number[] = [];
         for await (const page of paginate(fetchPage, { readAhead })) {
-          // The caller works on the page: let every pending promise settle meanwhile.
-          await new Promise((r) => setTimeout(r, 5));
+          // The caller works on the page: let every pending promise settle meanwhile (the fetches
+          // are promise chains; a macrotask runs after all of them).
+          await new Promise((r) => setImmediate(r));
           askedWhileHolding.push(calls.length - (page.index + 1));
         }
         // With read ahead, the next page (when there is one) was asked for while the caller held this one.
@@ -184,13 +185,12 @@ describe("paginate", () => {
       process.on("unhandledRejection", onUnhandled);
       try {
         let n = 0;
+        // The page read ahead fails when the test says so: after the caller has stopped.
+        let fail!: (e: Error) => void;
         for await (const page of paginate<Item>(
           async () => {
             n++;
-            if (n === 2) {
-              await new Promise((r) => setTimeout(r, 5));
-              throw new Error("never awaited");
-            }
+            if (n === 2) return new Promise<never>((_, reject) => (fail = reject));
             return { items: [{ id: `i${n}` }] };
           },
           { readAhead: true },
@@ -198,8 +198,11 @@ describe("paginate", () => {
           expect(page.index).toBe(0);
           break;
         }
-        await new Promise((r) => setTimeout(r, 30));
         expect(n).toBe(2);
+        fail(new Error("never awaited"));
+        // Node reports unhandled rejections once the microtasks are done, before the next macrotask.
+        await new Promise((r) => setImmediate(r));
+        await new Promise((r) => setImmediate(r));
         expect(unhandled).toEqual([]);
       } finally {
         process.off("unhandledRejection", onUnhandled);

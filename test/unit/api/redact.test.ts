@@ -57,11 +57,12 @@ describe("redact: ssn values by key", () => {
     expect(new E('failed for {"ssn":"8765-4321"} and 123456789').message).toBe('failed for {"ssn":"[ssn]"} and [ssn]');
   });
 
-  it("is cheap on a large text", () => {
+  // Its cost on large texts is measured by `npm run bench` (a ratio, not a bar in a test).
+  it("handles a large text: long digit runs kept, every ssn field masked", () => {
     const big = `${"abc 12345678901 ".repeat(20_000)}${'"ssn":"1"'.repeat(1000)}`;
-    const t = performance.now();
-    redact(big);
-    expect(performance.now() - t).toBeLessThan(200);
+    const out = redact(big);
+    expect(out.match(/12345678901/g)).toHaveLength(20_000);
+    expect(out.match(/"ssn":"\[ssn\]"/g)).toHaveLength(1000);
   });
 });
 

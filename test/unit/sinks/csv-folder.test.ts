@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { deliverCsv } from "../../../src/sinks/csv/deliver-csv.js";
 import { writeRunCsv } from "../../../src/sinks/csv/write-run-csv.js";
 import { csvFormat } from "../../../src/sinks/csv/csv-format.js";
@@ -29,7 +29,9 @@ function bytesOf(dir: string): Record<string, string> {
 }
 
 describe("CSV delta folders", () => {
-  it("a value with commas, quotes, newlines, a leading = and non-ASCII text round-trips (parsed by Python's csv)", async () => {
+  // These two start a Python per file parsed: seconds on an idle machine, tens of seconds on a
+  // loaded one, so they get a time limit that does not depend on the machine's speed.
+  it("a value with commas, quotes, newlines, a leading = and non-ASCII text round-trips (parsed by Python's csv)", { timeout: 180_000 }, async () => {
     const t = setup();
     const data = baseData();
     const nasty = 'Ana, "the \'great\'"\nsecond line\r\nthird';
@@ -56,7 +58,7 @@ describe("CSV delta folders", () => {
     }
   });
 
-  it("every walked resource and child list has its file, with only the header when nothing changed; the manifest hashes them", async () => {
+  it("every walked resource and child list has its file, with only the header when nothing changed; the manifest hashes them", { timeout: 180_000 }, async () => {
     const t = setup();
     await runSync(t, baseData());
     const r2 = await runSync(t, baseData());
@@ -89,8 +91,15 @@ describe("CSV delta folders", () => {
     // Time passes, other runs happen, another delivery writes beside it: the export does not change.
     const later = await runSync(t, data);
     await deliverCsv(t.db, join(t.dir, "elsewhere"), later.runId);
-    await new Promise((r) => setTimeout(r, 20));
-    const again = writeRunCsv(t.db, failed.runId, out);
+    // Three days later, on a fake clock (no real waiting).
+    vi.useFakeTimers({ toFake: ["Date"] });
+    let again: ReturnType<typeof writeRunCsv>;
+    try {
+      vi.setSystemTime(Date.now() + 3 * 86_400_000);
+      again = writeRunCsv(t.db, failed.runId, out);
+    } finally {
+      vi.useRealTimers();
+    }
     expect(bytesOf(again.dir)).toEqual(bytes);
     const designs = csvObjects(join(again.dir, "designs.csv"));
     expect(designs).toEqual([expect.objectContaining({ op: "update", run_id: String(failed.runId), id: "d1", name: "Platinum" })]);

@@ -9,6 +9,7 @@ import { inProcessPort, type PageInput, type SnapshotPort } from "../../../src/s
 import { recordedChanges } from "../../helpers/expected.js";
 import { rawMemorySource, type MemoryData } from "../../helpers/memory-source.js";
 import { syncStarted, tempStore, type TempStore } from "../../helpers/temp-store.js";
+import { waitUntil } from "../../helpers/wait.js";
 
 const window = { from: "2026-01-01", to: "2026-03-31" };
 let t: TempStore | undefined;
@@ -35,11 +36,17 @@ it("asks for a scope's known pages as its first page is fetched, and recognises 
   const events: string[] = [];
   const pages = { known: 0, read: 0 };
   const base = inProcessPort(t.store);
-  // A store that answers late (busy with other pages), and counts how each member page arrives.
+  // A store that answers late (busy with other pages): only once the scope's first page has been
+  // fetched. A walk that waited for this answer before fetching would never get it (and fail here).
+  // It also counts how each member page arrives.
+  const fetchOf = (scope: string) => {
+    const group = /groupId=([^&]+)/.exec(scope)?.[1];
+    return `fetch ${scope.split("?")[0]}${group ? ` ${group}` : ""}`;
+  };
   const slow: SnapshotPort = {
     ...base,
     knownPages: async (scope) => {
-      await new Promise((r) => setTimeout(r, 30));
+      await waitUntil(`the first fetch of ${scope}`, () => events.includes(fetchOf(scope)));
       events.push(`answer ${scope}`);
       return base.knownPages(scope);
     },

@@ -4,6 +4,7 @@ import { inProcessPort, type SnapshotPort } from "../../../src/store/snapshot-po
 import { diffStates, expectedState, recordedChanges, snapshotState, stateToObject } from "../../helpers/expected.js";
 import { memorySource, type MemoryData } from "../../helpers/memory-source.js";
 import { syncStarted, TEST_PII_KEY, tempStore } from "../../helpers/temp-store.js";
+import { waitUntil } from "../../helpers/wait.js";
 
 const window = { from: "2026-01-01", to: "2026-03-31" };
 
@@ -146,17 +147,28 @@ describe("sync engine against an in-memory source", () => {
     data.members = data.members.slice(1); // m1 is gone: a delete, if the run could finish
     const inner = inProcessPort(t.store);
     const applied: string[] = [];
+    const walks: string[] = [];
     const port: SnapshotPort = {
       ...inner,
       applyPage: async (scope, page) => {
-        // The store answers late, after the scope's walk has given its slot back.
-        await new Promise((r) => setTimeout(r, 20));
-        if (scope.key === "members?groupId=G1") throw new Error("disk I/O error (simulated)");
+        // The store fails late: after the scope's walk has given its slot back and the next began.
+        if (scope.key === "members?groupId=G1") {
+          await waitUntil("the walk after the failing one", () => walks.includes("members?groupId=G2"));
+          throw new Error("disk I/O error (simulated)");
+        }
         await inner.applyPage(scope, page);
         applied.push(scope.key);
       },
     };
-    const failed = await syncStarted({ source: memorySource(() => data, { pageSize: 1 }), store: port, claimsWindow: window, groupConcurrency: 1 });
+    const mem = memorySource(() => data, { pageSize: 1 });
+    const source = {
+      ...mem,
+      pages: (resource: Parameters<typeof mem.pages>[0], filters: Parameters<typeof mem.pages>[1], o: Parameters<typeof mem.pages>[2]) => {
+        if (!o?.startAfter) walks.push(`${resource}?groupId=${filters?.groupId}`);
+        return mem.pages(resource, filters, o);
+      },
+    };
+    const failed = await syncStarted({ source, store: port, claimsWindow: window, groupConcurrency: 1 });
     expect(failed.status).toBe("failed");
     expect(failed.error?.message).toContain("disk I/O error (simulated)");
     // The walks after the failing one were still fetched and stored: every other scope's pages arrived.
@@ -176,8 +188,9 @@ describe("sync engine against an in-memory source", () => {
     const port: SnapshotPort = {
       ...inner,
       applyPage: async (scope, page) => {
-        // A slow store: each page of the first group's members takes 50 ms to apply.
-        if (scope.key === "members?groupId=G1") await new Promise((r) => setTimeout(r, 50));
+        // A slow store: the first group's members are applied only once the second group's walk
+        // has begun. A walk that kept its slot until its pages were applied would never let it.
+        if (scope.key === "members?groupId=G1") await waitUntil("the second group's walk", () => events.includes("walk members?groupId=G2"));
         await inner.applyPage(scope, page);
         if (page.end) events.push(`stored ${scope.key}`);
       },
@@ -207,6 +220,8 @@ describe("sync engine against an in-memory source", () => {
     const port: SnapshotPort = {
       ...inner,
       applyPage: async (scope, page) => {
+        // Slower than the fetching, which is in memory: a timer per page, while a fetch needs none.
+        // Load only makes the timers later, so the store only lags more.
         await new Promise((r) => setTimeout(r, 2));
         await inner.applyPage(scope, page);
         applied++;
