@@ -4,9 +4,9 @@
  */
 import type { Database } from "better-sqlite3";
 import { existsSync, readFileSync } from "node:fs";
-import { expectedState, norm, snapshotState } from "../helpers/expected.js";
-import type { MemoryData } from "../helpers/memory-source.js";
+import { norm, snapshotState } from "../helpers/expected.js";
 import type { DeliveryLog } from "./deliveries.js";
+import { expectedState } from "./expected.js";
 import { WINDOW, type ServiceModel, type TrackedResource } from "./model.js";
 
 export const ViolationKinds = [
@@ -56,13 +56,7 @@ const inWindow = (d: string | null | undefined) => typeof d === "string" && d >=
 
 /** (a) The snapshot's current views equal the model (claims: see below). */
 export function checkFinalState(db: Database, model: ServiceModel, piiKey: Buffer, runs: readonly RunRecord[]): Violation[] {
-  const data = {
-    designs: model.designs,
-    groups: model.groups,
-    members: [...model.members.values()],
-    claims: [],
-  } as unknown as MemoryData;
-  const expected = expectedState(data, piiKey);
+  const expected = expectedState(model, piiKey);
   const snap = snapshotState(db);
   const out: string[] = [];
   for (const r of Resources) {
