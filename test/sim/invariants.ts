@@ -222,8 +222,8 @@ export function checkGuard(db: Database, runs: readonly RunRecord[], policy: { m
 }
 
 /**
- * (c) Every recorded change reached exactly one successful delivery, nothing else was delivered,
- * and replaying the delivered deltas in order gives the snapshot's current state.
+ * (c) Per output: every recorded change reached exactly one successful delivery, nothing else
+ * was delivered, and replaying the delivered deltas in order gives the snapshot's current state.
  */
 export function checkDeliveries(db: Database, log: DeliveryLog): Violation[] {
   const v: Violation[] = [];
@@ -273,7 +273,7 @@ export function checkDeliveries(db: Database, log: DeliveryLog): Violation[] {
     for (const id of replayed.keys()) if (!current.has(id)) out.push(`${r} ${id}: present after replay, not current`);
   }
   if (out.length) v.push({ kind: "replay", message: summarise("replaying the delivered deltas does not give the snapshot", out) });
-  return v;
+  return v.map((x) => (x.message.startsWith(log.output) ? x : { ...x, message: `${log.output}: ${x.message}` }));
 }
 
 /** Where an SSN must never be: the database file and its WAL, what was delivered, logged or reported. */
