@@ -16,6 +16,7 @@ export const ViolationKinds = [
   "double-change",
   "version-churn",
   "guard-bypassed",
+  "guard-too-strict",
   "undelivered",
   "delivered-twice",
   "delivery",
@@ -119,7 +120,7 @@ function summarise(head: string, lines: string[], max = 8): string {
 }
 
 /** The first run of the chain of resumed runs that `runId` ends. */
-function chainStart(db: Database, runId: number): number {
+export function chainStart(db: Database, runId: number): number {
   const prev = db.prepare("SELECT resumed_from FROM runs WHERE run_id = ?").pluck();
   let id = runId;
   for (let i = 0; i < 1000; i++) {

@@ -24,6 +24,7 @@ import {
   type RunRecord,
   type Violation,
 } from "./invariants.js";
+import { checkGuardStop } from "./guard-truth.js";
 import { ServiceModel, WINDOW } from "./model.js";
 import { Rng } from "./rng.js";
 import { QUIET, type RunSpec, type Schedule } from "./schedule.js";
@@ -157,6 +158,8 @@ export async function runSchedule(s: Schedule, server: SimServer): Promise<Sched
     if (stored.ioErrors) bump("io errors");
     if (stored.lockHeld) bump("runs with a held write lock");
     if (lastErrorCode === "DELETE_GUARD") bump(opts.final ? "delete guard (final)" : "delete guard");
+    // Judged now: the snapshot the stop put back is what the run would have deleted from.
+    if (lastErrorCode === "DELETE_GUARD") violations.push(...checkGuardStop(world.db, model, runs, rec, POLICY));
     for (const [k, n] of Object.entries(served.faults)) bump(`http ${k}`, n);
     bump("mid-walk changes", served.midWalk.length);
     bump("requests", served.requests);
