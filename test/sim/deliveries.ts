@@ -1,16 +1,28 @@
 /**
- * Deliveries of the deltas, through the delivery ledger (src/sinks/ledger.ts), to a sink that
- * keeps what it received in memory. The sink's `write` reads each pending run's changes with the
- * full record of each version, and fails (throws) when the schedule says so: a failed delivery
- * keeps nothing, and its runs must ride with a later one.
+ * Deliveries of the deltas, through the delivery ledger (src/sinks/ledger.ts), to two outputs that
+ * keep what they received in memory, composed as the product's deliverToSink composes them (settle
+ * what a dead process left pending, by asking the output, then deliver):
+ *
+ * - `warehouse`: `deliver`, one delivery carries every pending run; it keeps a load ledger of
+ *   the runs it loaded (as the Postgres sink does), which is how it tells an interrupted delivery
+ *   that did arrive;
+ * - `folder`: `deliverEach`, one delivery per run; folder N holds exactly run N; an interrupted
+ *   delivery arrived when its folder is there with the same runs.
+ *
+ * Faults: the output is down (its write throws: nothing kept, the runs ride with a later
+ * delivery), or the process dies before a write or after it and before the ledger records it
+ * (the ledger's connection fails from then on; its row stays pending for the next delivery to
+ * settle). The ledger is imported statically: a tree where it does not load fails the run.
  */
 import type { Database } from "better-sqlite3";
+import { deliver, deliverEach, settleInterrupted, type InterruptedDelivery } from "../../src/sinks/ledger.js";
 import { StoredResources } from "../../src/store/resources.js";
 
-export const OUTPUT = "sim:warehouse";
+export const OutputKinds = ["warehouse", "folder"] as const;
+export type OutputKind = (typeof OutputKinds)[number];
 
 export interface DeliveredRow {
-  /** The order deliveries were received in (the sink's own count). */
+  /** Replay order: the warehouse's delivery count; the folder's run number. */
   readonly seq: number;
   readonly run_id: number;
   readonly resource: string;
@@ -19,63 +31,33 @@ export interface DeliveredRow {
   readonly data: string | null;
 }
 
-interface DeliveryOutcomeLike {
-  readonly status: "delivered" | "failed" | "nothing";
-  readonly deliveryId?: number;
-  readonly runs: readonly number[];
-  readonly value?: unknown;
-  readonly error?: { readonly code: string; readonly message: string };
+/** How one delivery to one output goes wrong, if it does. */
+export interface DeliveryFault {
+  /** The output does not answer: each write throws. */
+  readonly down: boolean;
+  /** The process dies at the `at`-th write of this delivery: before it, or after it and before the ledger records it. */
+  readonly crash: { readonly at: number; readonly point: "before-write" | "after-write" } | null;
 }
 
-export interface Ledger {
-  deliver<T>(db: Database, output: string, forRun: number, write: (runIds: readonly number[]) => Promise<T> | T, now?: () => Date): Promise<DeliveryOutcomeLike>;
-  pendingRuns(db: Database, output: string, uptoRun: number): number[];
+export const NO_DELIVERY_FAULT: DeliveryFault = { down: false, crash: null };
+
+/** One output: what it received, and what the harness saw while delivering to it. */
+export interface DeliveryLog {
+  readonly kind: OutputKind;
+  readonly output: string;
+  readonly rows: DeliveredRow[];
+  readonly outcomes: { forRun: number; status: string; runs: readonly number[]; error?: string }[];
+  /** Problems seen while delivering (the ledger passed other runs to write than it reported, ...). */
+  readonly problems: string[];
+  /** Warehouse: run -> the load that carried it. Folder: folder run -> the runs it holds. */
+  readonly received: Map<number, readonly number[]>;
+  attempts: number;
+  failures: number;
+  crashes: number;
 }
 
-let ledger: Promise<Ledger | undefined> | undefined;
-let legacy: Promise<((db: Database, runId: number) => number[]) | undefined> | undefined;
-
-/** The ledger, when the tree has it (it is being written beside this simulation). */
-export function loadLedger(): Promise<Ledger | undefined> {
-  const path = "../../src/sinks/ledger.js";
-  ledger ??= import(/* @vite-ignore */ path).then(
-    (m: Partial<Ledger>) => (typeof m.deliver === "function" && typeof m.pendingRuns === "function" ? (m as Ledger) : undefined),
-    () => undefined,
-  );
-  return ledger;
-}
-
-/** How the deltas go out in this tree: the ledger, or (before it) a run's chain of resumed runs. */
-export interface Deliverer {
-  readonly kind: "ledger" | "chain";
-  deliver(db: Database, log: DeliveryLog, forRun: number, fail: boolean, now: () => Date): Promise<void>;
-}
-
-/**
- * The ledger when the tree has it; else the older rule of src/sinks/run-deltas.ts, where a
- * successful run delivers its own changes and those of the failed runs it resumed
- * (`deliveryRuns`). That rule has no retry of a failed delivery, so the sink never fails there.
- */
-export async function loadDeliverer(): Promise<Deliverer | undefined> {
-  const l = await loadLedger();
-  if (l) return { kind: "ledger", deliver: (db, log, forRun, fail, now) => deliverOnce(l, db, log, forRun, fail, now) };
-  const path = "../../src/sinks/run-deltas.js";
-  legacy ??= import(/* @vite-ignore */ path).then(
-    (m: { deliveryRuns?: unknown }) => (typeof m.deliveryRuns === "function" ? (m.deliveryRuns as (db: Database, runId: number) => number[]) : undefined),
-    () => undefined,
-  );
-  const runsOf = await legacy;
-  if (!runsOf) return undefined;
-  return {
-    kind: "chain",
-    deliver: async (db, log, forRun) => {
-      log.attempts++;
-      const runs = runsOf(db, forRun);
-      const seq = log.outcomes.length;
-      for (const r of changesWithData(db, runs)) log.rows.push({ seq, ...r });
-      log.outcomes.push({ forRun, status: "delivered", runs });
-    },
-  };
+export function newDeliveryLog(kind: OutputKind): DeliveryLog {
+  return { kind, output: `sim:${kind}`, rows: [], outcomes: [], problems: [], received: new Map(), attempts: 0, failures: 0, crashes: 0 };
 }
 
 /** Every change the runs recorded, with the version's full record (a delete: the last known one). */
@@ -99,42 +81,82 @@ export function changesWithData(db: Database, runIds: readonly number[]): Omit<D
   return out;
 }
 
-export interface DeliveryLog {
-  readonly rows: DeliveredRow[];
-  readonly outcomes: { forRun: number; status: string; runs: readonly number[]; error?: string }[];
-  /** Problems seen while delivering (the ledger passed other runs to write than it reported, ...). */
-  readonly problems: string[];
-  attempts: number;
-  failures: number;
+/** Whether a delivery a dead process left pending reached the output whole (the sink's `arrived`). */
+function arrived(log: DeliveryLog, d: InterruptedDelivery): boolean {
+  if (log.kind === "warehouse") return d.runs.length > 0 && d.runs.every((r) => log.received.has(r));
+  return JSON.stringify(log.received.get(d.forRun)) === JSON.stringify(d.runs);
 }
 
-export function newDeliveryLog(): DeliveryLog {
-  return { rows: [], outcomes: [], problems: [], attempts: 0, failures: 0 };
+/** The output takes a delivery whole. */
+function receive(log: DeliveryLog, db: Database, runIds: readonly number[]): number {
+  const rows = changesWithData(db, runIds);
+  let seq = log.attempts;
+  if (log.kind === "folder") {
+    seq = runIds[0]!;
+    if (runIds.length !== 1) log.problems.push(`${log.output}: folder ${seq} was given runs ${JSON.stringify(runIds)}, not its own run alone`);
+    if (log.received.has(seq)) log.problems.push(`${log.output}: folder ${seq} written a second time`);
+    log.received.set(seq, [...runIds]);
+  } else {
+    for (const r of runIds) log.received.set(r, [...runIds]);
+  }
+  for (const r of rows) log.rows.push({ seq, ...r });
+  return rows.length;
 }
 
-/** One delivery after run `forRun`; `fail`: the sink is down this time. */
-export async function deliverOnce(l: Ledger, db: Database, log: DeliveryLog, forRun: number, fail: boolean, now: () => Date): Promise<void> {
-  log.attempts++;
-  let written: readonly number[] | undefined;
-  const outcome = await l.deliver(
-    db,
-    OUTPUT,
-    forRun,
-    (runIds) => {
-      written = [...runIds];
-      const rows = changesWithData(db, runIds);
-      if (fail) throw Object.assign(new Error("the warehouse did not answer (simulated)"), { code: "SIM_SINK_DOWN" });
-      const seq = log.outcomes.length;
-      for (const r of rows) log.rows.push({ seq, ...r });
-      return rows.length;
+const crashError = () => Object.assign(new Error("the process was killed (simulated)"), { code: "SIM_CRASH" });
+
+/** The ledger's view of the database: once the process is dead, every call fails. */
+function dying(db: Database, dead: () => boolean): Database {
+  return new Proxy(db, {
+    get(target, key) {
+      const v = Reflect.get(target, key, target) as unknown;
+      if (typeof v !== "function") return v;
+      return (...args: unknown[]) => {
+        if (dead()) throw crashError();
+        return (v as (...a: unknown[]) => unknown).apply(target, args);
+      };
     },
-    now,
-  );
+  });
+}
+
+/**
+ * One delivery to `log`'s output after run `forRun`. Returns whether the process died in it (then
+ * nothing else is delivered by that process).
+ */
+export async function deliverTo(db: Database, log: DeliveryLog, forRun: number, fault: DeliveryFault, now: () => Date): Promise<boolean> {
+  log.attempts++;
+  await settleInterrupted(db, log.output, (d) => arrived(log, d), now);
+  let dead = false;
+  let writes = 0;
+  const written: number[] = [];
+  const write = (runIds: readonly number[]): number => {
+    writes++;
+    const crashHere = fault.crash !== null && fault.crash.at === writes;
+    if (crashHere && fault.crash!.point === "before-write") {
+      dead = true;
+      throw crashError();
+    }
+    if (fault.down) throw Object.assign(new Error(`the ${log.kind} did not answer (simulated)`), { code: "SIM_SINK_DOWN" });
+    written.push(...runIds);
+    const n = receive(log, db, runIds);
+    if (crashHere) dead = true; // written whole; the ledger never hears of it
+    return n;
+  };
+  const ledgerDb = fault.crash ? dying(db, () => dead) : db;
+  const outcome =
+    log.kind === "folder" ? await deliverEach(ledgerDb, log.output, forRun, write, now) : await deliver(ledgerDb, log.output, forRun, write, now);
+  if (dead) {
+    log.crashes++;
+    log.outcomes.push({ forRun, status: "crashed", runs: written });
+    return true;
+  }
   if (outcome.status === "failed") log.failures++;
   log.outcomes.push({ forRun, status: outcome.status, runs: outcome.runs, ...(outcome.error ? { error: `${outcome.error.code}: ${outcome.error.message}` } : {}) });
-  if (outcome.status !== "nothing" && written && JSON.stringify(written) !== JSON.stringify(outcome.runs)) {
-    log.problems.push(`delivery after run ${forRun}: write got runs ${JSON.stringify(written)} but the outcome says ${JSON.stringify(outcome.runs)}`);
+  const where = `${log.output}, delivery after run ${forRun}`;
+  if (outcome.status === "delivered" && JSON.stringify(written) !== JSON.stringify(outcome.runs)) {
+    log.problems.push(`${where}: write got runs ${JSON.stringify(written)} but the outcome says ${JSON.stringify(outcome.runs)}`);
   }
-  if (outcome.status === "delivered" && written === undefined) log.problems.push(`delivery after run ${forRun}: delivered without calling write`);
-  if (outcome.status === "failed" && !fail) log.problems.push(`delivery after run ${forRun} failed although the sink was up: ${outcome.error?.code}`);
+  if (outcome.status === "delivered" && writes === 0) log.problems.push(`${where}: delivered without calling write`);
+  if (outcome.status === "failed" && !fault.down) log.problems.push(`${where}: failed although the output was up: ${outcome.error?.code}`);
+  return false;
 }

@@ -4,9 +4,9 @@
  */
 import type { Database } from "better-sqlite3";
 import { existsSync, readFileSync } from "node:fs";
-import { expectedState, norm, snapshotState } from "../helpers/expected.js";
-import type { MemoryData } from "../helpers/memory-source.js";
+import { norm, snapshotState } from "../helpers/expected.js";
 import type { DeliveryLog } from "./deliveries.js";
+import { expectedState } from "./expected.js";
 import { WINDOW, type ServiceModel, type TrackedResource } from "./model.js";
 
 export const ViolationKinds = [
@@ -16,6 +16,7 @@ export const ViolationKinds = [
   "double-change",
   "version-churn",
   "guard-bypassed",
+  "guard-too-strict",
   "undelivered",
   "delivered-twice",
   "delivery",
@@ -56,13 +57,7 @@ const inWindow = (d: string | null | undefined) => typeof d === "string" && d >=
 
 /** (a) The snapshot's current views equal the model (claims: see below). */
 export function checkFinalState(db: Database, model: ServiceModel, piiKey: Buffer, runs: readonly RunRecord[]): Violation[] {
-  const data = {
-    designs: model.designs,
-    groups: model.groups,
-    members: [...model.members.values()],
-    claims: [],
-  } as unknown as MemoryData;
-  const expected = expectedState(data, piiKey);
+  const expected = expectedState(model, piiKey);
   const snap = snapshotState(db);
   const out: string[] = [];
   for (const r of Resources) {
@@ -125,7 +120,7 @@ function summarise(head: string, lines: string[], max = 8): string {
 }
 
 /** The first run of the chain of resumed runs that `runId` ends. */
-function chainStart(db: Database, runId: number): number {
+export function chainStart(db: Database, runId: number): number {
   const prev = db.prepare("SELECT resumed_from FROM runs WHERE run_id = ?").pluck();
   let id = runId;
   for (let i = 0; i < 1000; i++) {
@@ -228,8 +223,8 @@ export function checkGuard(db: Database, runs: readonly RunRecord[], policy: { m
 }
 
 /**
- * (c) Every recorded change reached exactly one successful delivery, nothing else was delivered,
- * and replaying the delivered deltas in order gives the snapshot's current state.
+ * (c) Per output: every recorded change reached exactly one successful delivery, nothing else
+ * was delivered, and replaying the delivered deltas in order gives the snapshot's current state.
  */
 export function checkDeliveries(db: Database, log: DeliveryLog): Violation[] {
   const v: Violation[] = [];
@@ -279,7 +274,7 @@ export function checkDeliveries(db: Database, log: DeliveryLog): Violation[] {
     for (const id of replayed.keys()) if (!current.has(id)) out.push(`${r} ${id}: present after replay, not current`);
   }
   if (out.length) v.push({ kind: "replay", message: summarise("replaying the delivered deltas does not give the snapshot", out) });
-  return v;
+  return v.map((x) => (x.message.startsWith(log.output) ? x : { ...x, message: `${log.output}: ${x.message}` }));
 }
 
 /** Where an SSN must never be: the database file and its WAL, what was delivered, logged or reported. */

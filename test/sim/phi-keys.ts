@@ -6,10 +6,13 @@
  */
 import type { Rng } from "./rng.js";
 
-const KEYS = [
+/** Every key the model serves an SSN under: `ssn` on each member, and these in other styles. */
+export const KEYS = [
   "SSN", "Ssn", "dependentSsn", "dependent_ssn", "ssnNumber", "ssn_number", "SSN-No", "socialSecurityNumber",
   "social_security_no", "SocialSecurityNo", "spouseSSN", "memberSSNs", "SSNumber", "SOCIAL_SECURITY_NUMBER",
 ] as const;
+export const SSN_KEYS: ReadonlySet<string> = new Set(["ssn", ...KEYS]);
+
 const WRAPPERS = ["spouse", "dependents", "employment", "guardian", "ids", "household", "beneficiary"] as const;
 
 /**

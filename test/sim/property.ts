@@ -22,7 +22,7 @@ export interface SeedResult {
 }
 
 /** The same schedules with every fault taken out (no HTTP or store fault, crash, mid-walk change, server bug, sink down). */
-export const quietArb = scheduleArb.map((s) => ({ ...s, days: s.days.map((d) => ({ ...d, cursorBug: false, runs: d.runs.map(() => QUIET) })) }));
+export const quietArb = scheduleArb.map((s) => ({ ...s, quietDeliveries: true, days: s.days.map((d) => ({ ...d, cursorBug: false, runs: d.runs.map(() => QUIET) })) }));
 
 export const FaultFamilies = ["http", "midwalk", "lock", "io", "crash", "cursor", "sink"] as const;
 export type FaultFamily = (typeof FaultFamilies)[number];
@@ -37,7 +37,11 @@ export function withoutArb(families: readonly FaultFamily[]) {
     store: { lock: no.has("lock") ? null : r.store.lock, io: no.has("io") ? null : r.store.io, crash: no.has("crash") ? null : r.store.crash },
     deliveryFails: no.has("sink") ? false : r.deliveryFails,
   });
-  return scheduleArb.map((s) => ({ ...s, days: s.days.map((d) => ({ ...d, cursorBug: no.has("cursor") ? false : d.cursorBug, runs: d.runs.map(run) })) }));
+  return scheduleArb.map((s) => ({
+    ...s,
+    ...(no.has("sink") ? { quietDeliveries: true } : {}),
+    days: s.days.map((d) => ({ ...d, cursorBug: no.has("cursor") ? false : d.cursorBug, runs: d.runs.map(run) })),
+  }));
 }
 
 export interface CheckOptions {
@@ -51,6 +55,8 @@ export interface CheckOptions {
   readonly only?: readonly string[];
   /** Count only violations whose message matches (with `only`, both must hold). */
   readonly match?: RegExp;
+  /** The store on this thread, one group at a time (see Schedule.narrow). */
+  readonly narrow?: boolean;
 }
 
 export async function checkSeed(seed: number, server: SimServer, opts: CheckOptions = {}): Promise<SeedResult> {
@@ -58,7 +64,8 @@ export async function checkSeed(seed: number, server: SimServer, opts: CheckOpti
   let failing: { outcome: ScheduleOutcome; schedule: Schedule } | undefined;
   let last: ScheduleOutcome | undefined;
   const details = await fc.check(
-    fc.asyncProperty(opts.quiet ? quietArb : opts.without?.length ? withoutArb(opts.without) : scheduleArb, async (schedule) => {
+    fc.asyncProperty(opts.quiet ? quietArb : opts.without?.length ? withoutArb(opts.without) : scheduleArb, async (drawn) => {
+      const schedule = opts.narrow ? { ...drawn, narrow: true } : drawn;
       const outcome = await runSchedule(schedule, server);
       last = outcome;
       const counted = outcome.violations.filter((v) => (!opts.only || opts.only.includes(v.kind)) && (!opts.match || opts.match.test(v.message)));
@@ -91,7 +98,7 @@ export function describeFailure(r: SeedResult, opts: { trace?: boolean } = {}): 
     if (s) {
       lines.push(
         `  schedule: ${s.days.length} day(s), ${s.init.members} members, ${s.init.groups} groups, ${s.init.claims} claims, ` +
-          `encodeOnCaller=${s.encodeOnCaller}, commitEveryPages=${s.commitEveryPages}, hasMore=${s.hasMore}`,
+          `encodeOnCaller=${s.encodeOnCaller}, commitEveryPages=${s.commitEveryPages}, hasMore=${s.hasMore}, ${r.outcome.shape}`,
       );
     }
     lines.push("  trace:", ...r.outcome.trace.map((t) => `    ${t}`));

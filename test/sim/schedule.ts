@@ -34,6 +34,13 @@ export interface Schedule {
   readonly commitEveryPages: number;
   readonly hasMore: HasMoreStyle;
   readonly days: readonly DaySpec[];
+  /**
+   * Not drawn by fast-check (so a seed's schedule is what it was): set by a replay. `narrow`: the
+   * store on this thread and one group at a time, as the schedules were run when the regression
+   * seeds were found. `quietDeliveries`: no output down and no crash while delivering.
+   */
+  readonly narrow?: boolean;
+  readonly quietDeliveries?: boolean;
 }
 
 const OP_WEIGHTS: Record<OpKind, number> = {

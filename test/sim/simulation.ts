@@ -12,7 +12,7 @@
 import { createClient } from "../../src/api/client.js";
 import type { Logger } from "../../src/api/logger.js";
 import { sync } from "../../src/pipeline/sync.js";
-import { loadDeliverer, newDeliveryLog } from "./deliveries.js";
+import { deliverTo, newDeliveryLog, NO_DELIVERY_FAULT, OutputKinds, type DeliveryFault, type OutputKind } from "./deliveries.js";
 import {
   checkDeliveries,
   checkDoubleChanges,
@@ -24,6 +24,7 @@ import {
   type RunRecord,
   type Violation,
 } from "./invariants.js";
+import { checkGuardStop } from "./guard-truth.js";
 import { ServiceModel, WINDOW } from "./model.js";
 import { Rng } from "./rng.js";
 import { QUIET, type RunSpec, type Schedule } from "./schedule.js";
@@ -47,8 +48,37 @@ export interface ScheduleOutcome {
   readonly stats: Record<string, number>;
   /** The model's operations and each run's outcome, ids only. */
   readonly trace: string[];
-  /** How deltas were delivered: the ledger, the older per-chain rule, or not at all (neither in the tree). */
-  readonly delivery: "ledger" | "chain" | "none";
+  /** Where the store ran and how many groups were walked at once (see {@link drawShape}). */
+  readonly shape: string;
+}
+
+/**
+ * Most schedules run the store on this thread, one group at a time, so that requests come in one
+ * order on every replay. A fraction (from the seed's own stream, so the schedule is unchanged)
+ * runs the store on its worker thread, as the CLI does, and/or walks 2-4 groups at once: their
+ * request order is not replayable, and the invariants hold whatever the order.
+ */
+export function drawShape(s: Schedule): { worker: boolean; groupConcurrency: number } {
+  const rng = Rng.derive(s.seed, 4);
+  const wide = rng.chance(0.3);
+  const worker = rng.chance(0.5);
+  const many = rng.chance(0.7);
+  const n = rng.between(2, 4);
+  if (s.narrow || !wide) return { worker: false, groupConcurrency: 1 };
+  return { worker, groupConcurrency: many || !worker ? n : 1 };
+}
+
+/** The delivery faults after run #index, from the run's own stream (a crash takes down one output's delivery, and the process). */
+function drawDeliveryFaults(s: Schedule, index: number, spec: RunSpec, final: boolean): Record<OutputKind, DeliveryFault> {
+  const rng = Rng.derive(s.seed, 3000 + index);
+  const folderDown = rng.chance(0.2);
+  const crash = rng.chance(0.15);
+  const output = rng.pick(OutputKinds);
+  const point = rng.pick(["before-write", "after-write"] as const);
+  const at = output === "folder" ? rng.between(1, 2) : 1;
+  if (final || s.quietDeliveries) return { warehouse: NO_DELIVERY_FAULT, folder: NO_DELIVERY_FAULT };
+  const crashOf = (o: OutputKind) => (crash && output === o ? { at, point } : null);
+  return { warehouse: { down: spec.deliveryFails, crash: crashOf("warehouse") }, folder: { down: folderDown, crash: crashOf("folder") } };
 }
 
 export async function runSchedule(s: Schedule, server: SimServer): Promise<ScheduleOutcome> {
@@ -67,8 +97,8 @@ export async function runSchedule(s: Schedule, server: SimServer): Promise<Sched
     random: () => jitter.next(),
     logger,
   });
-  const deliverer = await loadDeliverer();
-  const deliveries = newDeliveryLog();
+  const shape = drawShape(s);
+  const outputs = OutputKinds.map((k) => newDeliveryLog(k));
   const runs: RunRecord[] = [];
   const violations: Violation[] = [];
   const trace: string[] = [];
@@ -80,7 +110,8 @@ export async function runSchedule(s: Schedule, server: SimServer): Promise<Sched
     const index = runs.length;
     const startTick = model.tick;
     server.beginRun({ level: spec.level, midWalk: spec.midWalk, cursorBug }, Rng.derive(s.seed, 1000 + index));
-    const port = world.beginRun(spec.store);
+    // A store on its worker thread keeps wall time: no crash there (see World.beginRun).
+    const port = await world.beginRun(shape.worker ? { ...spec.store, crash: null } : spec.store, shape.worker);
     const hang = new AbortController();
     const timer = setTimeout(() => hang.abort(Object.assign(new Error(`the run did not finish in ${HANG_MS} ms`), { code: "SIM_HUNG" })), HANG_MS);
     let report: Awaited<ReturnType<typeof sync>> | undefined;
@@ -90,7 +121,7 @@ export async function runSchedule(s: Schedule, server: SimServer): Promise<Sched
         source: client,
         store: port,
         claimsWindow: WINDOW,
-        groupConcurrency: 1,
+        groupConcurrency: shape.groupConcurrency,
         deletePolicy: { ...POLICY, allowDeletes: opts.allowDeletes },
         signal: hang.signal,
       });
@@ -100,7 +131,7 @@ export async function runSchedule(s: Schedule, server: SimServer): Promise<Sched
       clearTimeout(timer);
     }
     const served = server.endRun();
-    const stored = world.endRun();
+    const stored = await world.endRun();
     world.clock.advance(60_000);
     const rawError = report?.error ? `${report.error.code}: ${report.error.message}` : threw instanceof Error ? `THREW ${threw.message}` : threw !== undefined ? `THREW ${String(threw)}` : undefined;
     // The SSN check reads the error as the sync gave it; the trace and messages get it scrubbed.
@@ -127,6 +158,8 @@ export async function runSchedule(s: Schedule, server: SimServer): Promise<Sched
     if (stored.ioErrors) bump("io errors");
     if (stored.lockHeld) bump("runs with a held write lock");
     if (lastErrorCode === "DELETE_GUARD") bump(opts.final ? "delete guard (final)" : "delete guard");
+    // Judged now: the snapshot the stop put back is what the run would have deleted from.
+    if (lastErrorCode === "DELETE_GUARD") violations.push(...checkGuardStop(world.db, model, runs, rec, POLICY));
     for (const [k, n] of Object.entries(served.faults)) bump(`http ${k}`, n);
     bump("mid-walk changes", served.midWalk.length);
     bump("requests", served.requests);
@@ -140,9 +173,15 @@ export async function runSchedule(s: Schedule, server: SimServer): Promise<Sched
     if (threw !== undefined) violations.push({ kind: "sync-threw", message: `run #${index}: sync() threw instead of reporting: ${error}` });
     if (served.runaway) violations.push({ kind: "runaway", message: `run #${index} (id ${rec.runId}) asked for ${served.requests} pages, far more than the data holds: a cursor cycle` });
     if (hang.signal.aborted) violations.push({ kind: "hung", message: `run #${index} (id ${rec.runId}) did not finish in ${HANG_MS} ms` });
-    // Deltas go out after each successful run.
-    if (rec.status === "succeeded" && rec.runId !== null && deliverer) {
-      await deliverer.deliver(world.db, deliveries, rec.runId, spec.deliveryFails && !opts.final, world.clock.now);
+    // Deltas go out after each successful run, to each output in turn, until the process dies.
+    if (rec.status === "succeeded" && rec.runId !== null) {
+      const faults = drawDeliveryFaults(s, index, spec, opts.final);
+      for (const out of outputs) {
+        if (await deliverTo(world.db, out, rec.runId, faults[out.kind], world.clock.now)) {
+          trace.push(`  delivery to ${out.output} after run ${rec.runId}: the process died (${faults[out.kind].crash?.point})`);
+          break;
+        }
+      }
     }
     return rec;
   };
@@ -169,8 +208,13 @@ export async function runSchedule(s: Schedule, server: SimServer): Promise<Sched
       else violations.push({ kind: "final-sync-failed", message: `the quiet final sync #${rec.index} ${rec.status}: ${rec.error ?? "(no error)"}` });
     }
     if (!settled) violations.push({ kind: "final-sync-failed", message: "no quiet final sync succeeded with a fresh walk in 5 attempts" });
-    bump("deliveries", deliveries.attempts);
-    bump("deliveries failed", deliveries.failures);
+    for (const out of outputs) {
+      bump(`deliveries ${out.kind}`, out.attempts);
+      bump(`deliveries ${out.kind} failed`, out.failures);
+      bump(`deliveries ${out.kind} crashed`, out.crashes);
+    }
+    if (shape.worker) bump("schedules with the store on its worker thread");
+    if (shape.groupConcurrency > 1) bump("schedules walking groups at once");
 
     const db = world.db;
     // Without a successful fresh final walk there is nothing to compare (final-sync-failed says why).
@@ -178,7 +222,7 @@ export async function runSchedule(s: Schedule, server: SimServer): Promise<Sched
     violations.push(...checkFalseDeletes(db, model, runs));
     violations.push(...checkDoubleChanges(db));
     violations.push(...checkGuard(db, runs, POLICY));
-    if (deliverer) violations.push(...checkDeliveries(db, deliveries));
+    for (const out of outputs) violations.push(...checkDeliveries(db, out));
     violations.push(...checkRunLog(db, runs));
     const dbTexts = [
       ...(db.prepare("SELECT run_id, error FROM runs WHERE error IS NOT NULL").all() as { run_id: number; error: string }[]).map((r) => ({ where: `runs.error of run ${r.run_id}`, text: r.error })),
@@ -193,12 +237,14 @@ export async function runSchedule(s: Schedule, server: SimServer): Promise<Sched
         texts: [
           ...dbTexts,
           ...texts,
-          { where: "delivered deltas", text: deliveries.rows.map((r) => r.data ?? "").join("\n") },
-          { where: "delivery errors", text: deliveries.outcomes.map((o) => o.error ?? "").join("\n") },
+          ...outputs.flatMap((out) => [
+            { where: `delivered deltas (${out.output})`, text: out.rows.map((r) => r.data ?? "").join("\n") },
+            { where: `delivery errors (${out.output})`, text: out.outcomes.map((o) => o.error ?? "").join("\n") },
+          ]),
         ],
       }),
     );
-    return { violations, runs, stats, trace, delivery: deliverer?.kind ?? "none" };
+    return { violations, runs, stats, trace, shape: `store ${shape.worker ? "on its worker thread" : "in process"}, groupConcurrency=${shape.groupConcurrency}` };
   } finally {
     await client.close();
     server.detach();

@@ -23,6 +23,7 @@ import { join } from "node:path";
 import { openDatabase } from "../../src/store/database.js";
 import { SnapshotStore } from "../../src/store/snapshot.js";
 import { inProcessPort, type SnapshotPort } from "../../src/store/snapshot-port.js";
+import { openWorkerSnapshot, type WorkerSnapshot } from "../../src/store/worker-port.js";
 
 export const SIM_PII_KEY = Buffer.from("sim-pii-key-b6e1f0c2d3a4958677");
 /** The run lease the store is asked for (its default); a crash moves the clock past it. */
@@ -65,7 +66,7 @@ export class World {
   /** The other process's connection. */
   private readonly other: Database;
   private holding = false;
-  private run: { faults: StoreRunFaults; stats: StoreRunStats; heldSince: number; dead: boolean } | undefined;
+  private run: { faults: StoreRunFaults; stats: StoreRunStats; heldSince: number; dead: boolean; worker?: WorkerSnapshot } | undefined;
   /** Stores whose connection "died": kept only to be sure nothing uses them. */
   crashes = 0;
 
@@ -78,11 +79,8 @@ export class World {
     this.other.exec("CREATE TABLE IF NOT EXISTS sim_other_writer (n INTEGER)");
   }
 
-  private open(): void {
-    this.db = openDatabase(this.path);
-    this.db.pragma("busy_timeout = 5");
-    // `leaseMs` is a newer option: the cast keeps this file compiling on a tree from before it (bede15b).
-    const options = {
+  private storeOptions() {
+    return {
       piiKey: SIM_PII_KEY,
       now: this.clock.now,
       commitEveryPages: this.opts.commitEveryPages,
@@ -90,15 +88,27 @@ export class World {
       commitEveryMs: 1e9,
       leaseMs: LEASE_MS,
     };
-    this.store = new SnapshotStore(this.db, options as ConstructorParameters<typeof SnapshotStore>[1]);
   }
 
-  /** The port a run drives: the store's in-process port, with this run's faults around it. */
-  beginRun(faults: StoreRunFaults): SnapshotPort {
+  private open(): void {
+    this.db = openDatabase(this.path);
+    this.db.pragma("busy_timeout = 5");
+    this.store = new SnapshotStore(this.db, this.storeOptions());
+  }
+
+  /**
+   * The port a run drives, with this run's faults around it: the store's in-process port, or
+   * (`onWorker`) a store on its own worker thread, opened for this run and closed after it. That
+   * store keeps wall time (a clock cannot be posted to a thread), so it gets no crash: the next
+   * run would find the dead run's lease unexpired.
+   */
+  async beginRun(faults: StoreRunFaults, onWorker = false): Promise<SnapshotPort> {
     const stats: StoreRunStats = { pages: 0, lockHeld: 0, lockTried: 0, ioErrors: 0, crashed: false };
-    const run = { faults, stats, heldSince: 0, dead: false };
+    if (onWorker && faults.crash) throw new Error("the simulation gives no crash to a store on its worker thread");
+    const worker = onWorker ? await openWorkerSnapshot(this.path, this.storeOptions()) : undefined;
+    const run = { faults, stats, heldSince: 0, dead: false, ...(worker ? { worker } : {}) };
     this.run = run;
-    const inner = inProcessPort(this.store) as unknown as Record<string, unknown>;
+    const inner = (worker ?? inProcessPort(this.store)) as unknown as Record<string, unknown>;
     const db = this.db;
     const crashError = () => Object.assign(new Error("the process was killed (simulated crash)"), { code: "SIM_CRASH" });
     const alive = <T>(fn: () => T): T => {
@@ -108,7 +118,7 @@ export class World {
     // Every call of the port passes through (whatever the port offers), and fails once the process is dead.
     const port: Record<string, unknown> = {};
     for (const [k, v] of Object.entries(inner)) {
-      if (k === "encoding") continue;
+      if (k === "encoding" || k === "close") continue;
       port[k] =
         typeof v === "function"
           ? (...args: unknown[]) => {
@@ -120,7 +130,8 @@ export class World {
     }
     // With `encoding`, the sync prepares pages itself and recognises known pages by their bytes, as
     // it does with the store on its worker thread (the production path); without, it hands over items.
-    if (this.opts.encodeOnCaller) port.encoding = this.store.encoder.options;
+    if (worker) port.encoding = worker.encoding;
+    else if (this.opts.encodeOnCaller) port.encoding = this.store.encoder.options;
     const innerApply = inner.applyPage as SnapshotPort["applyPage"];
     const innerFinish = inner.finishRun as SnapshotPort["finishRun"];
     port.applyPage = (async (scope, page) =>
@@ -191,10 +202,11 @@ export class World {
   }
 
   /** After a run: a crashed process is replaced by a new one, whose clock is past the lease. */
-  endRun(): StoreRunStats {
+  async endRun(): Promise<StoreRunStats> {
     const run = this.run!;
     this.release();
     this.run = undefined;
+    await run.worker?.close();
     if (run.dead) {
       this.clock.advance(LEASE_MS + 60_000);
       this.open();
