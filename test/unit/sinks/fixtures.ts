@@ -57,7 +57,18 @@ export async function failedRunWithChanges(t: TempStore, data: MemoryData, windo
 /** Parse a CSV file with Python's csv module (a parser we did not write): the rows, header first. */
 export function parseCsv(path: string): string[][] {
   const script = "import csv, json, sys\nwith open(sys.argv[1], newline='', encoding='utf-8') as f:\n    print(json.dumps(list(csv.reader(f, strict=True))))";
-  return JSON.parse(execFileSync("python3", ["-c", script, path], { encoding: "utf8" })) as string[][];
+  return JSON.parse(execFileSync(python(), ["-c", script, path], { encoding: "utf8" })) as string[][];
+}
+
+let pythonPath: string | undefined;
+/**
+ * The interpreter itself, asked once: `python3` on the PATH may be a version manager's shim that
+ * starts a shell and a few processes on every call (about 0.3 s here, several seconds on a loaded
+ * machine, where a test parsing a dozen files ran past its time limit).
+ */
+function python(): string {
+  pythonPath ??= execFileSync("python3", ["-c", "import sys; print(sys.executable)"], { encoding: "utf8" }).trim();
+  return pythonPath;
 }
 
 /** The rows of a CSV file as objects keyed by the header. */
