@@ -26,7 +26,8 @@ export default {
   reporters: ["clear-text", "progress", "html", "json"],
   htmlReporter: { fileName: "reports/mutation/mutation.html" },
   jsonReporter: { fileName: "reports/mutation/mutation.json" },
-  ignorePatterns: ["dist", "reports", "out", "demo-out", "coverage", "benefits-sync-demo"],
+  // Anchored: a bare "reports" would also drop src/reports.
+  ignorePatterns: ["/dist", "/reports", "/out", "/demo-out", "/coverage", "/benefits-sync-demo"],
   thresholds: { high: 90, low: 85, break: 85 },
   tempDirName: ".stryker-tmp",
 };

@@ -110,6 +110,8 @@ describe("canonical JSON", () => {
     expect(canonicalJson({ a: undefined, b: null, c: "" })).toBe('{"b":null,"c":""}');
     expect(canonicalJson(undefined)).toBe("null");
     expect(canonicalJson("x")).toBe('"x"');
+    expect(canonicalJson(null)).toBe("null");
+    expect(canonicalJson([null, { a: null, b: [null] }])).toBe('[null,{"a":null,"b":[null]}]');
   });
 
   it("omit leaves out a top-level field only; extra adds (or replaces) a top-level field only", () => {

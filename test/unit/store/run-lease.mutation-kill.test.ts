@@ -95,6 +95,13 @@ describe("the run lease", () => {
       `run ${live} (pid 4242 on box-2) holds this snapshot until 2026-03-01T12:05:00.000Z; try again later. If you know that run is dead, end it with: benefits-sync runs --abandon ${live}`,
     );
     expect(db.prepare("SELECT status FROM _runs WHERE run_id = ?").pluck().get(live)).toBe("running");
+
+    // A live run from before leases, with no pid or host recorded: the message says what it knows.
+    db.prepare("UPDATE _runs SET status = 'failed' WHERE run_id = ?").run(live);
+    const old = Number(
+      db.prepare("INSERT INTO _runs (job, status, started_at, options) VALUES ('sync', 'running', '2026-03-01T11:59:30.000Z', '{}')").run().lastInsertRowid,
+    );
+    expect(() => reapOrRefuse(db, self, false)).toThrow(`run ${old} (pid ? on ?) holds this snapshot until its lease ends; try again later.`);
   });
 
   it("abandoning by hand fails a running run and keeps its pages out; a finished or unknown run is refused", () => {
