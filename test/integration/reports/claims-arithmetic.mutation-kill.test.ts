@@ -13,12 +13,15 @@ import { memorySource, type MemoryData } from "../../helpers/memory-source.js";
 import { syncStarted, useTempStores } from "../../helpers/temp-store.js";
 
 const window = { from: "2026-01-01", to: "2026-03-31" };
-const claim = (id: string, status: string, billed: string, allowed: string, paid: string) => ({
-  id, groupId: "G1", memberId: "m1", serviceDateFrom: "2026-02-01", claimStatus: status, claimAmount: billed, allowedAmount: allowed, paidAmount: paid,
+const claim = (id: string, status: string | null, billed: string, allowed: string, paid: string, groupId = "G1") => ({
+  id, groupId, memberId: "m1", serviceDateFrom: "2026-02-01", claimStatus: status, claimAmount: billed, allowedAmount: allowed, paidAmount: paid,
 });
 const data = (claims: Record<string, unknown>[]): MemoryData => ({
   designs: [{ id: "d1", name: "Gold", planType: "PPO" }],
-  groups: [{ id: "gp1", groupId: "G1", sponsorName: "Acme", plans: [{ id: "p1", name: "Gold", basePlanDesignId: "d1" }] }],
+  groups: [
+    { id: "gp1", groupId: "G1", sponsorName: "Acme", plans: [{ id: "p1", name: "Gold", basePlanDesignId: "d1" }] },
+    { id: "gp2", groupId: "G2", sponsorName: "Zeta", plans: [] },
+  ],
   members: [{ id: "m1", firstName: "Ana", lastName: "Li", coverages: [{ id: "c1", groupId: "G1", planId: "p1", status: "active", startDate: "2026-01-01", endDate: null }] }],
   claims,
 });
@@ -31,10 +34,11 @@ describe("reconcile's claims arithmetic", () => {
   async function history() {
     const t = setup();
     out = mkdtempSync(join(tmpdir(), "bsync-claims-"));
-    let d = data([claim("k1", "pending", "100.00", "90.00", "0.00"), claim("k2", "pending", "200.00", "150.00", "0.00")]);
+    const k4 = claim("k4", null, "30.00", "20.00", "5.00", "G2"); // no status, unchanged
+    let d = data([claim("k1", "pending", "100.00", "90.00", "0.00"), claim("k2", "pending", "200.00", "150.00", "10.00"), k4]);
     const source = memorySource(() => d);
     await syncStarted({ source, store: t.store, claimsWindow: window });
-    d = data([claim("k1", "paid", "100.00", "90.00", "90.00"), claim("k3", "pending", "50.00", "40.00", "0.00")]);
+    d = data([claim("k1", "paid", "100.00", "90.00", "90.00"), claim("k3", "pending", "50.00", "40.00", "25.00"), k4]);
     const r2 = await syncStarted({ source, store: t.store, claimsWindow: window });
     expect(r2.status).toBe("succeeded");
     return t;
@@ -43,19 +47,28 @@ describe("reconcile's claims arithmetic", () => {
   it("adds up, figure by figure", async () => {
     const t = await history();
     const r = reconcile(t.db, { from: "1", to: "2", outDir: join(out, "ok") });
-    expect(r.claims.from).toEqual({ count: 2, billed: "300.00", allowed: "240.00", paid: "0.00" });
-    expect(r.claims.to).toEqual({ count: 2, billed: "150.00", allowed: "130.00", paid: "90.00" });
+    const none = { count: 0, billed: "0.00", allowed: "0.00", paid: "0.00" };
+    const k4At = { count: 1, billed: "30.00", allowed: "20.00", paid: "5.00" };
+    expect(r.claims.from).toEqual({ count: 3, billed: "330.00", allowed: "260.00", paid: "15.00" });
+    expect(r.claims.to).toEqual({ count: 3, billed: "180.00", allowed: "150.00", paid: "120.00" });
     expect(r.claims.byStatus).toEqual([
-      { status: "paid", from: { count: 0, billed: "0.00", allowed: "0.00", paid: "0.00" }, to: { count: 1, billed: "100.00", allowed: "90.00", paid: "90.00" } },
-      { status: "pending", from: { count: 2, billed: "300.00", allowed: "240.00", paid: "0.00" }, to: { count: 1, billed: "50.00", allowed: "40.00", paid: "0.00" } },
+      { status: "(none)", from: k4At, to: k4At },
+      { status: "paid", from: none, to: { count: 1, billed: "100.00", allowed: "90.00", paid: "90.00" } },
+      { status: "pending", from: { count: 2, billed: "300.00", allowed: "240.00", paid: "10.00" }, to: { count: 1, billed: "50.00", allowed: "40.00", paid: "25.00" } },
+    ]);
+    expect(r.claims.byGroup).toEqual([
+      { groupId: "G1", status: "paid", from: none, to: { count: 1, billed: "100.00", allowed: "90.00", paid: "90.00" } },
+      { groupId: "G1", status: "pending", from: { count: 2, billed: "300.00", allowed: "240.00", paid: "10.00" }, to: { count: 1, billed: "50.00", allowed: "40.00", paid: "25.00" } },
+      { groupId: "G2", status: "(none)", from: k4At, to: k4At },
     ]);
     expect(r.claims.transitions).toEqual([
-      { from: "(new)", to: "pending", count: 1, paidChange: "0.00" },
-      { from: "pending", to: "(removed)", count: 1, paidChange: "0.00" },
+      { from: "(new)", to: "pending", count: 1, paidChange: "25.00" },
+      { from: "pending", to: "(removed)", count: 1, paidChange: "-10.00" },
       { from: "pending", to: "paid", count: 1, paidChange: "90.00" },
     ]);
-    expect(r.claims.paidMovement).toEqual({ newClaims: "0.00", removedClaims: "0.00", changedClaims: "90.00", total: "90.00" });
+    expect(r.claims.paidMovement).toEqual({ newClaims: "25.00", removedClaims: "-10.00", changedClaims: "90.00", total: "105.00" });
     expect(r.claims.arithmetic).toEqual([
+      { status: "(none)", holds: true },
       { status: "paid", holds: true },
       { status: "pending", holds: true },
     ]);
@@ -74,10 +87,11 @@ describe("reconcile's claims arithmetic", () => {
     const added = t.db.prepare(`INSERT INTO _claims_v (${cols.join(", ")}) SELECT ${cols.map(value).join(", ")} FROM _claims_v WHERE id = 'k2' AND valid_from_run = 1`).run();
     expect(added.changes).toBe(1);
     const r = reconcile(t.db, { from: "1", to: "2", outDir: join(out, "broken") });
-    expect(r.claims.from).toEqual({ count: 3, billed: "300.00", allowed: "240.00", paid: "0.00" });
-    expect(r.claims.to).toEqual({ count: 2, billed: "150.00", allowed: "130.00", paid: "90.00" });
-    expect(r.claims.paidMovement.total).toBe("90.00");
+    expect(r.claims.from).toEqual({ count: 4, billed: "330.00", allowed: "260.00", paid: "15.00" });
+    expect(r.claims.to).toEqual({ count: 3, billed: "180.00", allowed: "150.00", paid: "120.00" });
+    expect(r.claims.paidMovement.total).toBe("105.00");
     expect(r.claims.arithmetic).toEqual([
+      { status: "(none)", holds: true },
       { status: "paid", holds: true },
       { status: "pending", holds: false },
     ]);
