@@ -1,0 +1,101 @@
+/**
+ * Reconcile's claims figures on a history small enough to add up by hand: two runs of an in-memory
+ * source (a claim paid, one removed, one new), every figure written out here. Then one corrupt
+ * version that adds a claim at A with no amounts: the count no longer adds up while every amount
+ * still does, so "the arithmetic holds" must need the count and the amounts, not either.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import { tmpdir } from "node:os";
+import { afterEach, describe, expect, it } from "vitest";
+import { reconcile } from "../../../src/reports/reconcile.js";
+import { memorySource, type MemoryData } from "../../helpers/memory-source.js";
+import { syncStarted, useTempStores } from "../../helpers/temp-store.js";
+
+const window = { from: "2026-01-01", to: "2026-03-31" };
+const claim = (id: string, status: string | null, billed: string, allowed: string, paid: string, groupId = "G1") => ({
+  id, groupId, memberId: "m1", serviceDateFrom: "2026-02-01", claimStatus: status, claimAmount: billed, allowedAmount: allowed, paidAmount: paid,
+});
+const data = (claims: Record<string, unknown>[]): MemoryData => ({
+  designs: [{ id: "d1", name: "Gold", planType: "PPO" }],
+  groups: [
+    { id: "gp1", groupId: "G1", sponsorName: "Acme", plans: [{ id: "p1", name: "Gold", basePlanDesignId: "d1" }] },
+    { id: "gp2", groupId: "G2", sponsorName: "Zeta", plans: [] },
+  ],
+  members: [{ id: "m1", firstName: "Ana", lastName: "Li", coverages: [{ id: "c1", groupId: "G1", planId: "p1", status: "active", startDate: "2026-01-01", endDate: null }] }],
+  claims,
+});
+
+describe("reconcile's claims arithmetic", () => {
+  const setup = useTempStores();
+  let out = "";
+  afterEach(() => rmSync(out, { recursive: true, force: true }));
+
+  async function history() {
+    const t = setup();
+    out = mkdtempSync(join(tmpdir(), "bsync-claims-"));
+    const k4 = claim("k4", null, "30.00", "20.00", "5.00", "G2"); // no status, unchanged
+    let d = data([claim("k1", "pending", "100.00", "90.00", "0.00"), claim("k2", "pending", "200.00", "150.00", "10.00"), k4]);
+    const source = memorySource(() => d);
+    await syncStarted({ source, store: t.store, claimsWindow: window });
+    d = data([claim("k1", "paid", "100.00", "90.00", "90.00"), claim("k3", "pending", "50.00", "40.00", "25.00"), k4]);
+    const r2 = await syncStarted({ source, store: t.store, claimsWindow: window });
+    expect(r2.status).toBe("succeeded");
+    return t;
+  }
+
+  it("adds up, figure by figure", async () => {
+    const t = await history();
+    const r = reconcile(t.db, { from: "1", to: "2", outDir: join(out, "ok") });
+    const none = { count: 0, billed: "0.00", allowed: "0.00", paid: "0.00" };
+    const k4At = { count: 1, billed: "30.00", allowed: "20.00", paid: "5.00" };
+    expect(r.claims.from).toEqual({ count: 3, billed: "330.00", allowed: "260.00", paid: "15.00" });
+    expect(r.claims.to).toEqual({ count: 3, billed: "180.00", allowed: "150.00", paid: "120.00" });
+    expect(r.claims.byStatus).toEqual([
+      { status: "(none)", from: k4At, to: k4At },
+      { status: "paid", from: none, to: { count: 1, billed: "100.00", allowed: "90.00", paid: "90.00" } },
+      { status: "pending", from: { count: 2, billed: "300.00", allowed: "240.00", paid: "10.00" }, to: { count: 1, billed: "50.00", allowed: "40.00", paid: "25.00" } },
+    ]);
+    expect(r.claims.byGroup).toEqual([
+      { groupId: "G1", status: "paid", from: none, to: { count: 1, billed: "100.00", allowed: "90.00", paid: "90.00" } },
+      { groupId: "G1", status: "pending", from: { count: 2, billed: "300.00", allowed: "240.00", paid: "10.00" }, to: { count: 1, billed: "50.00", allowed: "40.00", paid: "25.00" } },
+      { groupId: "G2", status: "(none)", from: k4At, to: k4At },
+    ]);
+    expect(r.claims.transitions).toEqual([
+      { from: "(new)", to: "pending", count: 1, paidChange: "25.00" },
+      { from: "pending", to: "(removed)", count: 1, paidChange: "-10.00" },
+      { from: "pending", to: "paid", count: 1, paidChange: "90.00" },
+    ]);
+    expect(r.claims.paidMovement).toEqual({ newClaims: "25.00", removedClaims: "-10.00", changedClaims: "90.00", total: "105.00" });
+    expect(r.claims.arithmetic).toEqual([
+      { status: "(none)", holds: true },
+      { status: "paid", holds: true },
+      { status: "pending", holds: true },
+    ]);
+    expect(r.claims.holds).toBe(true);
+    expect(r.arithmeticHolds).toBe(true);
+  });
+
+  it("a claim counted at A with no amounts (a corrupt version outside every move) breaks the count alone: the arithmetic does not hold", async () => {
+    const t = await history();
+    // A copy of k2's version at A under a new id, with no amounts, that ends at run 2 without a
+    // delete: counted at A, never at B, in no move. Every amount still adds up; pending's count is one too many at A.
+    const cols = (t.db.prepare("SELECT name FROM pragma_table_info('_claims_v') WHERE name <> 'vid'").pluck().all() as string[]).map((c) => `"${c}"`);
+    // The cents columns are computed from the amount columns.
+    const blank = new Set(['"claimAmount"', '"allowedAmount"', '"paidAmount"', '"ended_by"']);
+    const value = (c: string) => (c === '"id"' ? "'k9'" : c === '"valid_to_run"' ? "2" : c === '"hash"' ? "'corrupt'" : blank.has(c) ? "NULL" : c);
+    const added = t.db.prepare(`INSERT INTO _claims_v (${cols.join(", ")}) SELECT ${cols.map(value).join(", ")} FROM _claims_v WHERE id = 'k2' AND valid_from_run = 1`).run();
+    expect(added.changes).toBe(1);
+    const r = reconcile(t.db, { from: "1", to: "2", outDir: join(out, "broken") });
+    expect(r.claims.from).toEqual({ count: 4, billed: "330.00", allowed: "260.00", paid: "15.00" });
+    expect(r.claims.to).toEqual({ count: 3, billed: "180.00", allowed: "150.00", paid: "120.00" });
+    expect(r.claims.paidMovement.total).toBe("105.00");
+    expect(r.claims.arithmetic).toEqual([
+      { status: "(none)", holds: true },
+      { status: "paid", holds: true },
+      { status: "pending", holds: false },
+    ]);
+    expect(r.claims.holds).toBe(false);
+    expect(r.arithmeticHolds).toBe(false);
+  });
+});

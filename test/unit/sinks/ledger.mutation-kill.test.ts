@@ -1,0 +1,111 @@
+/**
+ * The delivery ledger's rule, asked directly on a real snapshot file whose runs are written here
+ * (no sync, no files): which runs are pending, what a delivery records on success and on failure,
+ * one run at a time, and how an interrupted delivery is settled. Every expected row is written out.
+ */
+import { hostname } from "node:os";
+import { describe, expect, it } from "vitest";
+import { deliver, deliverEach, deliveryOf, pendingRuns, settleInterrupted } from "../../../src/sinks/ledger.js";
+import { useTempStores } from "../../helpers/temp-store.js";
+
+const NOW = "2026-03-01T12:00:00.000Z";
+const now = () => new Date(NOW);
+/** A pid no process has: above the kernel's pid_max. */
+const GONE_PID = 99_999_999;
+
+describe("the delivery ledger, directly", () => {
+  const setup = useTempStores();
+  /** Runs 1 succeeded, 2 failed, 3 running, 4 succeeded. */
+  function runs() {
+    const t = setup();
+    const add = t.db.prepare("INSERT INTO _runs (job, status, started_at, options) VALUES ('sync', ?, '2026-03-01T00:00:00.000Z', '{}')");
+    for (const s of ["succeeded", "failed", "running", "succeeded"]) add.run(s);
+    return t.db;
+  }
+  const deliveries = (db: ReturnType<typeof runs>) => db.prepare("SELECT delivery_id, output, for_run, runs, status, started_at, finished_at, error, detail FROM _deliveries ORDER BY delivery_id").all();
+  const received = (db: ReturnType<typeof runs>) => db.prepare("SELECT output, run_id, delivery_id FROM _delivered_runs ORDER BY output, run_id").all();
+  const pending = (db: ReturnType<typeof runs>, output: string, forRun: number, runIds: number[], detail: string | null, startedAt = NOW) =>
+    Number(
+      db
+        .prepare("INSERT INTO _deliveries (output, for_run, runs, status, started_at, detail) VALUES (?, ?, ?, 'pending', ?, ?)")
+        .run(output, forRun, JSON.stringify(runIds), startedAt, detail).lastInsertRowid,
+    );
+
+  it("pendingRuns: finished runs up to a run, ascending, never a running one, at most `limit`", () => {
+    const db = runs();
+    expect(pendingRuns(db, "o", 4)).toEqual([1, 2, 4]);
+    expect(pendingRuns(db, "o", 2)).toEqual([1, 2]);
+    expect(pendingRuns(db, "o", 4, 2)).toEqual([1, 2]);
+  });
+
+  it("a delivery records what it carried, once; the next has nothing; another output has its own", async () => {
+    const db = runs();
+    const seen: (readonly number[])[] = [];
+    const o = await deliver(db, "o", 4, (r) => (seen.push(r), "done"), now);
+    expect(seen).toEqual([[1, 2, 4]]);
+    expect(o).toEqual({ status: "delivered", deliveryId: 1, runs: [1, 2, 4], value: "done" });
+    expect(deliveries(db)).toEqual([
+      { delivery_id: 1, output: "o", for_run: 4, runs: "[1,2,4]", status: "delivered", started_at: NOW, finished_at: NOW, error: null, detail: JSON.stringify({ pid: process.pid, host: hostname() }) },
+    ]);
+    expect(received(db)).toEqual([1, 2, 4].map((run_id) => ({ output: "o", run_id, delivery_id: 1 })));
+    expect(await deliver(db, "o", 4, () => "again", now)).toEqual({ status: "nothing", runs: [] });
+    expect(deliveryOf(db, "o", 2)).toEqual({ deliveryId: 1, forRun: 4, runs: [1, 2, 4] });
+    expect(deliveryOf(db, "p", 2)).toBeUndefined();
+    expect(pendingRuns(db, "p", 4)).toEqual([1, 2, 4]);
+  });
+
+  it("a failed write is recorded failed with its code (DELIVERY without one), and its runs stay pending", async () => {
+    const db = runs();
+    const o = await deliver(db, "o", 2, () => { throw Object.assign(new Error("no room"), { code: "ENOSPC" }); }, now);
+    expect(o).toEqual({ status: "failed", deliveryId: 1, runs: [1, 2], error: { code: "ENOSPC", message: "no room" } });
+    const o2 = await deliver(db, "o", 2, () => { throw "just text"; }, now);
+    expect(o2.error).toEqual({ code: "DELIVERY", message: "just text" });
+    expect(deliveries(db)).toMatchObject([
+      { delivery_id: 1, status: "failed", finished_at: NOW, error: "ENOSPC: no room" },
+      { delivery_id: 2, status: "failed", finished_at: NOW, error: "DELIVERY: just text" },
+    ]);
+    expect(received(db)).toEqual([]);
+    expect(pendingRuns(db, "o", 4)).toEqual([1, 2, 4]);
+  });
+
+  it("deliverEach takes each run on its own, oldest first, and stops at the first failure", async () => {
+    const db = runs();
+    const o = await deliverEach(db, "o", 2, ([r]) => `v${r}`, now);
+    expect(o).toEqual({ status: "delivered", deliveryId: 2, runs: [1, 2], values: ["v1", "v2"], value: "v2" });
+    expect(deliveries(db)).toMatchObject([
+      { delivery_id: 1, for_run: 1, runs: "[1]", status: "delivered" },
+      { delivery_id: 2, for_run: 2, runs: "[2]", status: "delivered" },
+    ]);
+    db.prepare("INSERT INTO _runs (job, status, started_at, options) VALUES ('sync', 'succeeded', ?, '{}')").run(NOW); // run 5
+    const failed = await deliverEach(db, "o", 5, ([r]) => { if (r === 5) throw new Error("five"); return `v${r}`; }, now);
+    expect(failed).toMatchObject({ status: "failed", runs: [5], delivered: [4], values: ["v4"], error: { message: "five" } });
+    expect(await deliverEach(db, "q", 0, () => "x", now)).toEqual({ status: "nothing", runs: [] });
+  });
+
+  it("an interrupted delivery is settled: delivered when its output is complete, failed otherwise; a live one is left", async () => {
+    const db = runs();
+    const here = (pid: number) => JSON.stringify({ pid, host: hostname() });
+    const complete = pending(db, "o", 1, [1], here(GONE_PID));
+    const broken = pending(db, "o", 2, [2], here(GONE_PID));
+    const throws = pending(db, "o", 4, [4], null);
+    const live = pending(db, "o", 4, [4], here(process.pid === 1 ? 2 : 1)); // pid 1 is alive
+    const away = pending(db, "o", 4, [4], JSON.stringify({ pid: 5, host: "elsewhere" }), "2026-03-01T11:00:00.001Z");
+    const gone = pending(db, "o", 4, [4], JSON.stringify({ pid: 5, host: "elsewhere" }), "2026-03-01T11:00:00.000Z");
+    const settled = await settleInterrupted(db, "o", (d) => {
+      if (d.deliveryId === throws) throw new Error("cannot look");
+      return d.deliveryId === complete;
+    }, now);
+    expect(settled).toEqual({ delivered: [complete], failed: [broken, throws, gone] });
+    const rows = deliveries(db) as { delivery_id: number; status: string; error: string | null; detail: string | null }[];
+    const byId = new Map(rows.map((r) => [r.delivery_id, r]));
+    expect(byId.get(complete)).toMatchObject({ status: "delivered", error: null, finished_at: NOW });
+    expect(JSON.parse(byId.get(complete)!.detail!)).toEqual({ pid: GONE_PID, host: hostname(), note: "found complete at its output after an interruption" });
+    expect(byId.get(broken)).toMatchObject({ status: "failed", finished_at: NOW });
+    expect(byId.get(broken)!.error).toBe(
+      "INTERRUPTED: the delivery was interrupted (its process ended) before its outcome was recorded, and its output is not complete; its runs are delivered again",
+    );
+    expect(byId.get(live)!.status).toBe("pending");
+    expect(byId.get(away)!.status).toBe("pending");
+    expect(received(db)).toEqual([{ output: "o", run_id: 1, delivery_id: complete }]);
+  });
+});
