@@ -33,8 +33,8 @@ describe("seen ids", () => {
     const pages = () => db.prepare("SELECT COUNT(*) FROM _seen_pages").pluck().get();
     seen.markPage("claims", '["a","c"]', true);
     expect(pages()).toBe(3);
-    seen.markPage("plans", '["a"]', true);
-    expect(seen.count("plans")).toBe(1);
+    seen.markPage("groups", '["a"]', true);
+    expect(seen.count("groups")).toBe(1);
     expect(seen.count("claims")).toBe(4);
     expect(seen.count("designs")).toBe(0);
     expect(seen.count("designs", true)).toBe(0);
