@@ -113,7 +113,7 @@ export class PageApplier {
     let ids = JSON.parse(idsJson) as string[];
     const all = ids.length;
     if (scope.resource === "members") ids = [...this.d.seen.firstSightings("members", idsJson)];
-    else if (!run.fresh.has(scope.resource)) this.d.seen.markPage(scope.resource, idsJson, run.rewalked.has(scope.key));
+    else if (!run.fresh.has(scope.resource)) this.d.seen.markPage(scope.resource, idsJson, run.rewalked.has(scope.key), true);
     const c = counts(run, scope.resource);
     c.seen += ids.length;
     c.unchanged += ids.length;

@@ -12,6 +12,8 @@
  * - A failed run's pages are never trusted (they may be part of a cursor cycle, or of a walk that
  *   stopped half-way): they are dropped when the run ends failed or is found dead.
  * - Only the last successful walk's pages are kept: an older page describes records as they were.
+ * - No two of a resource's pages list one id (a walk that did is forgotten): the ids of a walk
+ *   whose every page was recognised are then counted without a scan (see SeenIds).
  */
 import type { Database, Statement } from "better-sqlite3";
 
@@ -70,6 +72,14 @@ export class PageCache {
   /** Keep only the pages of the walk that just succeeded (its resumed runs' included). */
   keepFrom(chainStart: number): void {
     this.db.prepare("DELETE FROM _pages WHERE run_id < ?").run(chainStart);
+  }
+
+  /**
+   * Forget a resource's pages: its walk listed an id on two of them (a record moved to a scope
+   * walked later), and a walk that recognised both would count that id twice.
+   */
+  forgetResource(resource: string): void {
+    this.db.prepare("DELETE FROM _pages WHERE scope = ? OR scope LIKE ?").run(resource, `${resource}?%`);
   }
 
   clear(): void {

@@ -12,7 +12,7 @@ import { deferIndexes, ensureIndexes } from "./analyst-schema.js";
 import { canonicalJson } from "./canonical.js";
 import { emptyCounts } from "./counts.js";
 import { planDeletes, type DeletePlan } from "./delete-plan.js";
-import { ChildOf, StoredResources, type StoredResource } from "./resources.js";
+import { ChildOf, StoredResources, WalkedResources, type StoredResource } from "./resources.js";
 import type { RunRow } from "./run-log.js";
 import { hostIdentity, leaseUntil, reapOrRefuse, type LeaseHolder } from "./run-lease.js";
 import { countsObject, type ActiveRun, type DeletePolicy, type RunFailure, type RunOutcome } from "./run-state.js";
@@ -150,6 +150,7 @@ export class RunLifecycle {
       }
     }
     this.settleSuspects();
+    for (const r of WalkedResources) if (r !== "members" && this.d.seen.duplicated(r)) this.d.pages.forgetResource(r);
     this.d.seen.clear();
     this.d.pages.keepFrom(this.chainStart(run));
     ensureIndexes(db);
@@ -181,6 +182,8 @@ export class RunLifecycle {
         )
         .run().changes;
       if (removed > 0) run.counts.get(r)!.inserted -= removed;
+      // Its pages list those ids twice: see SeenIds.count.
+      if (removed > 0 && r === "claims") this.d.pages.forgetResource(r);
     }
   }
 
