@@ -14,8 +14,8 @@ export interface OptionSpec {
 
 export interface CommandSpec {
   readonly name: string;
-  /** A required positional argument, given to the command as the option of that name. */
-  readonly argument?: { readonly name: string; readonly description: string };
+  /** A positional argument (required unless `optional`), given to the command as the option of that name. */
+  readonly argument?: { readonly name: string; readonly description: string; readonly optional?: boolean };
   /** One line, shown in the command list. */
   readonly summary: string;
   /** Shown by `benefits-sync <name> --help`; defaults to the summary. */
@@ -34,6 +34,32 @@ export const COMMANDS: readonly CommandSpec[] = [
       "check passes, 1 otherwise.",
     options: [],
     load: () => import("./commands/doctor.js"),
+  },
+  {
+    name: "init",
+    summary: "write a commented config file (never over an existing one), check it, then run doctor's checks",
+    description:
+      "Write PATH (default ./benefits-sync.config.json, or --config) with the service URL (--base-url, else " +
+      "BENEFITS_BASE_URL, else a placeholder to edit), the snapshot (--db), one folder sink and the jobs with their " +
+      "schedules, each explained in a comment. The API key is never written: it comes from BENEFITS_API_KEY. An " +
+      "existing file is never replaced (exit 2, the file untouched). Then the file is checked as every command checks " +
+      "it, and doctor's checks run against the service when the URL and the key are there; what is left to do is " +
+      "printed last. Exit 0 when the file was written, 2 when nothing was.",
+    argument: { name: "path", description: "the file to write (default ./benefits-sync.config.json)", optional: true },
+    options: [],
+    load: () => import("./commands/init.js"),
+  },
+  {
+    name: "config check",
+    summary: "check a config file as sync, jobs and schedule do at load: every problem with its file and key",
+    description:
+      "Check FILE (default ./benefits-sync.config.json, or --config) with the environment, exactly as every command " +
+      "checks its configuration at load: the keys and their values, the jobs (names, cron schedules, time zones, " +
+      "sinks), the sinks (a urlEnv that is set, a fromRun that fits the snapshot). Each problem on one line on stderr " +
+      "with the file and the key, exit 2; otherwise a short summary, exit 0. The API key is only said to be set or not.",
+    argument: { name: "file", description: "the config file (default ./benefits-sync.config.json)", optional: true },
+    options: [],
+    load: () => import("./commands/config-check.js"),
   },
   {
     name: "sync",

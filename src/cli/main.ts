@@ -6,7 +6,7 @@
 import { realpathSync } from "node:fs";
 import { pathToFileURL } from "node:url";
 import { CommanderError } from "commander";
-import { loadConfig, type Config, type ConfigFlags } from "../config/index.js";
+import type { Config, ConfigFlags } from "../config/index.js";
 import { BenefitsSyncError, ConfigError, redact } from "../errors.js";
 import { COMMANDS } from "./commands.js";
 import type { CliIo, CommandContext } from "./context.js";
@@ -46,6 +46,8 @@ async function runCommand(selection: Selection, io: CliIo): Promise<number> {
   const cwd = io.cwd ?? process.cwd();
   const g = selection.globals;
   let cached: Config | undefined;
+  // Loaded here, not at the top: `--help` needs neither the job registry nor SQLite.
+  const { loadCheckedConfig } = await import("./checked-config.js");
   const ctx: CommandContext = {
     options: selection.options,
     globals: g,
@@ -56,7 +58,7 @@ async function runCommand(selection: Selection, io: CliIo): Promise<number> {
     config: (extra?: ConfigFlags) => {
       if (cached && !extra) return cached;
       const flags: ConfigFlags = { db: g.db, baseUrl: g.baseUrl, environment: g.env, ...extra };
-      const config = loadConfig({ flags, env, cwd, configPath: g.config });
+      const config = loadCheckedConfig({ flags, env, cwd, configPath: g.config });
       if (!extra) cached = config;
       return config;
     },

@@ -12,6 +12,13 @@ Service: none is assumed. Set BENEFITS_BASE_URL and BENEFITS_API_KEY (or
 for the embedded sandbox (demo needs nothing). A snapshot syncs from the
 service it was first synced from, and refuses any other.`;
 
+/** `config check` is `check` under `config`: the group is made once, for the first of its commands. */
+function parentOf(program: Command, name: string): Command {
+  const group = name.split(" ").slice(0, -1)[0];
+  if (group === undefined) return program;
+  return program.commands.find((c) => c.name() === group) ?? program.command(group).summary(`${group} commands (see benefits-sync ${group} --help)`).helpCommand(false);
+}
+
 /** What parsing selected: a command from the table with its options. */
 export interface Selection {
   readonly spec: CommandSpec;
@@ -50,8 +57,8 @@ export function buildProgram(io: CliIo): { program: Command; selected: () => Sel
     .exitOverride();
 
   for (const spec of COMMANDS) {
-    const cmd = program.command(spec.name).summary(spec.summary).description(spec.description ?? spec.summary);
-    if (spec.argument) cmd.argument(`<${spec.argument.name}>`, spec.argument.description);
+    const cmd = parentOf(program, spec.name).command(spec.name.split(" ").pop()!).summary(spec.summary).description(spec.description ?? spec.summary);
+    if (spec.argument) cmd.argument(spec.argument.optional ? `[${spec.argument.name}]` : `<${spec.argument.name}>`, spec.argument.description);
     for (const opt of spec.options) {
       const parse = parserFor(opt);
       if (parse) cmd.option(opt.flags, opt.description, parse);

@@ -1,5 +1,6 @@
 /** Reading `benefits-sync.config.json`: the file is optional unless named with `--config`. */
 import { readFileSync } from "node:fs";
+import { blankComments } from "./json-comments.js";
 
 export type FileRead =
   | { readonly kind: "absent" }
@@ -7,7 +8,7 @@ export type FileRead =
   | { readonly kind: "problem"; readonly problem: string };
 
 /**
- * Read and parse a JSON config file. A syntax error names the file, the line and the column, and
+ * Read and parse a JSON config file (comments allowed: json-comments.ts). A syntax error names the file, the line and the column, and
  * never quotes the file's text: V8's own message quotes it, and the file may hold the API key.
  *
  * @example
@@ -24,6 +25,7 @@ export function readConfigFile(file: string, opts: { required: boolean; display:
     return { kind: "problem", problem: `${opts.display}: ${why}` };
   }
   if (text.charCodeAt(0) === 0xfeff) text = text.slice(1); // editors on Windows add a BOM
+  text = blankComments(text);
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);

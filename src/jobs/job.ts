@@ -9,7 +9,7 @@ export interface JobDefinition {
   /** Its name in the config file, in `benefits-sync run NAME`, and in the run history (`runs.job`). */
   readonly name: string;
   readonly description: string;
-  /** A cron expression (five fields, or six with seconds), read in `timezone`. */
+  /** A cron expression (minute hour day month weekday, checked by cron-fields.ts), read in `timezone`. */
   readonly schedule: string;
   /** An IANA time zone, e.g. "America/Chicago"; "UTC" by default. */
   readonly timezone?: string;

@@ -3,10 +3,10 @@
  * applied (enabled, schedule, time zone, sinks, heartbeat URL). Every problem is a ConfigError that
  * names the key, collected in one go.
  */
-import { validate } from "node-cron";
 import { JOBS } from "../../jobs/index.js";
 import type { Config } from "../config/schema.js";
 import { ConfigError } from "../errors.js";
+import { cronProblem } from "./cron-fields.js";
 import { lastFireAtOrBefore, nextFireAfter } from "./fire-times.js";
 import type { Job, JobDefinition } from "./job.js";
 
@@ -21,7 +21,8 @@ export function effectiveJobs(config: Config, defs: readonly JobDefinition[] = J
     const set = config.jobs[d.name] ?? {};
     const schedule = set.schedule ?? d.schedule;
     const timezone = set.timezone ?? d.timezone ?? "UTC";
-    if (!validate(schedule)) problems.push(`jobs.${d.name}.schedule: expected a cron expression (minute hour day month weekday), got ${JSON.stringify(schedule)}`);
+    const cron = cronProblem(schedule);
+    if (cron) problems.push(`${set.schedule !== undefined ? `jobs.${d.name}.schedule` : `${d.name}.schedule (in its file under jobs/)`}: ${cron}`);
     if (!validTimeZone(timezone)) problems.push(`jobs.${d.name}.timezone: expected an IANA time zone such as "America/Chicago", got ${JSON.stringify(timezone)}`);
     const sinks = set.sinks ?? d.sinks ?? sinkNames;
     const from = set.sinks ? `jobs.${d.name}.sinks` : `${d.name}.sinks (in its file under jobs/)`;

@@ -9,6 +9,17 @@ import type { Database } from "better-sqlite3";
 import { hostname } from "node:os";
 import { ConfigError } from "../errors.js";
 
+/** How a message names the start it refuses: the `--from-run` flag, or a configured sink's `fromRun` key. */
+export interface StartKey {
+  readonly head: (fromRun: number) => string;
+  /** The advice to take the start back. */
+  readonly drop: string;
+}
+const FLAG: StartKey = { head: (n) => `--from-run ${n}`, drop: "drop --from-run" };
+
+/** @example sinkStartKey("lake").head(5) // "sinks.lake.fromRun" */
+export const sinkStartKey = (sink: string): StartKey => ({ head: () => `sinks.${sink}.fromRun`, drop: `change or remove sinks.${sink}.fromRun` });
+
 /** The run `output` was started at on purpose, if it was. */
 export function recordedStart(db: Database, output: string): number | undefined {
   const v = db
@@ -46,17 +57,17 @@ export function startOutput(db: Database, output: string, fromRun: number, where
  * Whether starting `output` at `fromRun` is still to be recorded (true) or already holds (false).
  * A ConfigError when the output has received runs from another start. Reads only.
  */
-export function needsStart(db: Database, output: string, fromRun: number, where: string): boolean {
+export function needsStart(db: Database, output: string, fromRun: number, where: string, key: StartKey = FLAG): boolean {
   const start = recordedStart(db, output);
   if (start === fromRun) return false;
   if (start !== undefined) {
-    throw new ConfigError([`--from-run ${fromRun}: ${where} was started at run ${start}; it keeps that start (drop --from-run, or give ${start}), or use a new output`]);
+    throw new ConfigError([`${key.head(fromRun)}: ${where} was started at run ${start}; it keeps that start (${key.drop}, or give ${start}), or use a new output`]);
   }
   const first = db.prepare("SELECT MIN(run_id) FROM _delivered_runs WHERE output = ?").pluck().get(output) as number | null;
   if (first === null) return true;
   if (first === fromRun) return false;
   throw new ConfigError([
-    `--from-run ${fromRun}: ${where} has already received runs from run ${first}; starting it at ${fromRun} would contradict them (drop --from-run, or use a new output)`,
+    `${key.head(fromRun)}: ${where} has already received runs from run ${first}; starting it at ${fromRun} would contradict them (${key.drop}, or use a new output)`,
   ]);
 }
 
@@ -64,11 +75,11 @@ export function needsStart(db: Database, output: string, fromRun: number, where:
  * Whether `fromRun` can start an output in this snapshot before a run: a recorded run, or the
  * run about to be made (the next id). A ConfigError otherwise.
  */
-export function checkFromRun(db: Database | undefined, fromRun: number): void {
+export function checkFromRun(db: Database | undefined, fromRun: number, key: StartKey = FLAG): void {
   const last = db ? ((db.prepare("SELECT MAX(run_id) FROM _runs").pluck().get() as number | null) ?? 0) : 0;
   const known = db !== undefined && db.prepare("SELECT 1 FROM _runs WHERE run_id = ?").get(fromRun) !== undefined;
   if (known || fromRun === last + 1) return;
   throw new ConfigError([
-    `--from-run ${fromRun}: no run ${fromRun} in this snapshot (its runs are ${last ? `1 to ${last}` : "none yet"}, and this sync records run ${last + 1}); \`benefits-sync runs\` lists them`,
+    `${key.head(fromRun)}: no run ${fromRun} in this snapshot (its runs are ${last ? `1 to ${last}` : "none yet"}, and this sync records run ${last + 1}); \`benefits-sync runs\` lists them`,
   ]);
 }

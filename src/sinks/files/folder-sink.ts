@@ -39,6 +39,8 @@ export interface DeltaFolder {
 
 /** A folder output's identity in the ledger: the format and the absolute directory (`csv:/data/deltas`). */
 export const folderOutput = (format: FileFormatName, dir: string): string => `${format}:${resolve(dir)}`;
+/** A folder output as messages name it (`/data/deltas (csv)`). */
+export const folderDescribe = (format: FileFormatName, dir: string): string => `${resolve(dir)} (${format})`;
 
 /**
  * @example await deliverToSink(db, folderSink("/data/deltas", csvFormat), runId) // -> /data/deltas/<runId>/
@@ -47,7 +49,7 @@ export function folderSink(outDir: string, format: FileFormat): Sink<DeltaFolder
   const abs = resolve(outDir);
   return {
     output: folderOutput(format.name, abs),
-    describe: `${abs} (${format.name})`,
+    describe: folderDescribe(format.name, abs),
     perRun: true,
     arrived(d) {
       const m = readCompleteFolder(join(abs, String(d.forRun)));

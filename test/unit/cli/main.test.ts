@@ -18,9 +18,14 @@ describe("benefits-sync CLI skeleton", () => {
   it("--help lists every command of the table with its summary, and the global flags", async () => {
     const r = await runCli(["--help"]);
     expect(r.code).toBe(ExitCode.OK);
-    expect(COMMANDS.map((c) => c.name)).toEqual(["doctor", "sync", "runs", "export", "reconcile", "jobs", "run", "schedule", "demo", "sandbox"]);
+    expect(COMMANDS.map((c) => c.name)).toEqual(["doctor", "init", "config check", "sync", "runs", "export", "reconcile", "jobs", "run", "schedule", "demo", "sandbox"]);
     const flat = r.stdout.replace(/\s+/g, " ");
-    for (const c of COMMANDS) expect(flat).toContain(`${c.name}${c.options.length ? " [options]" : ""}${c.argument ? ` <${c.argument.name}>` : ""} ${c.summary}`);
+    // A command in a group (`config check`) is listed by `benefits-sync config --help`; the group here.
+    for (const c of COMMANDS.filter((c) => !c.name.includes(" "))) {
+      const arg = c.argument ? (c.argument.optional ? ` [${c.argument.name}]` : ` <${c.argument.name}>`) : "";
+      expect(flat).toContain(`${c.name}${c.options.length ? " [options]" : ""}${arg} ${c.summary}`);
+    }
+    expect(flat).toContain("config config commands");
     for (const flag of ["--config <file>", "--db <file>", "--base-url <url>", "--env <name>", "--json", "--quiet", "--version"]) {
       expect(r.stdout).toContain(flag);
     }
@@ -48,7 +53,7 @@ describe("benefits-sync CLI skeleton", () => {
     const r = await runCli(["frobnicate"]);
     expect(r.code).toBe(ExitCode.USAGE);
     expect(r.stderr).toContain("unknown command 'frobnicate'");
-    expect(r.stderr).toContain("Commands: doctor, sync, runs, export, reconcile, jobs, run, schedule, demo, sandbox");
+    expect(r.stderr).toContain("Commands: doctor, init, config check, sync, runs, export, reconcile, jobs, run, schedule, demo, sandbox");
     expect(r.stdout).toBe("");
   });
 

@@ -1,0 +1,81 @@
+/**
+ * The one check of a configuration, made at load by every command and by `config check`: the
+ * schema (`loadConfig`), the jobs as configured (names, schedules, time zones, their sinks:
+ * `effectiveJobs`), the sinks (a `urlEnv` that is set: `configuredOutputs`) and each configured
+ * sink's `fromRun` against the snapshot (output-start.ts). It exists because each command used to
+ * check a part: `sync` ran with a job name `jobs` refused, and a sink's start that contradicted
+ * the snapshot failed only at delivery, after the run.
+ */
+import { existsSync } from "node:fs";
+import path from "node:path";
+import { DEFAULT_CONFIG_FILE, loadConfig, type Config, type LoadConfigOptions } from "../config/index.js";
+import { ConfigError } from "../errors.js";
+import { effectiveJobs } from "../jobs/registry.js";
+import { folderDescribe, folderOutput } from "../sinks/files/folder-sink.js";
+import { checkFromRun, needsStart, sinkStartKey } from "../sinks/output-start.js";
+import { configuredOutputs, type OutputSpec } from "../sinks/outputs.js";
+import { parseWarehouseUrl } from "../sinks/postgres/connection.js";
+import { openDatabase } from "../store/database.js";
+
+export type ConfigCheck = { readonly ok: true; readonly config: Config } | { readonly ok: false; readonly problems: readonly string[] };
+
+/**
+ * Every problem of the configuration that `opts` names, or the configuration. Problems with a key
+ * the config file sets end with `(from the config file NAME)`, as the schema's own do.
+ *
+ * @example
+ * const check = checkConfig({ env: process.env, cwd: process.cwd() });
+ * if (!check.ok) for (const p of check.problems) console.error(p);
+ */
+export function checkConfig(opts: LoadConfigOptions & { readonly env: Readonly<Record<string, string | undefined>>; readonly cwd: string }): ConfigCheck {
+  let config: Config;
+  try {
+    config = loadConfig(opts);
+  } catch (err) {
+    if (err instanceof ConfigError) return { ok: false, problems: err.problems };
+    throw err;
+  }
+  const display = opts.configPath ?? DEFAULT_CONFIG_FILE;
+  const fromFile = existsSync(path.resolve(opts.cwd, display)) ? ` (from the config file ${display})` : "";
+  const problems: string[] = [];
+  const collect = (check: () => void) => {
+    try {
+      check();
+    } catch (err) {
+      if (!(err instanceof ConfigError)) throw err;
+      problems.push(...err.problems.map((p) => (/^(jobs|sinks)\./.test(p) ? `${p}${fromFile}` : p)));
+    }
+  };
+  collect(() => effectiveJobs(config));
+  let outputs: Record<string, OutputSpec> = {};
+  collect(() => (outputs = configuredOutputs(config.sinks, opts.env, opts.cwd)));
+  collect(() => checkStarts(config.db, outputs, collect));
+  return problems.length > 0 ? { ok: false, problems } : { ok: true, config };
+}
+
+/** {@link checkConfig}, throwing its problems as one ConfigError (exit 2). */
+export function loadCheckedConfig(opts: Parameters<typeof checkConfig>[0]): Config {
+  const check = checkConfig(opts);
+  if (!check.ok) throw new ConfigError(check.problems);
+  return check.config;
+}
+
+/** Each configured start is a run of the snapshot (or its next one) that no delivery contradicts. */
+function checkStarts(db: string, outputs: Readonly<Record<string, OutputSpec>>, collect: (check: () => void) => void): void {
+  const started = Object.entries(outputs).filter(([, o]) => o.fromRun !== undefined);
+  if (started.length === 0) return;
+  const snapshot = db === ":memory:" || !existsSync(db) ? undefined : openDatabase(db, { readonly: true });
+  try {
+    for (const [name, o] of started) {
+      const key = sinkStartKey(name);
+      collect(() => {
+        checkFromRun(snapshot, o.fromRun!, key);
+        if (!snapshot) return;
+        const target = o.kind === "folder" ? { output: folderOutput(o.format, o.dir), describe: folderDescribe(o.format, o.dir) } : parseWarehouseUrl(o.url);
+        needsStart(snapshot, target.output, o.fromRun!, target.describe, key);
+      });
+    }
+  } finally {
+    snapshot?.close();
+  }
+}

@@ -1,0 +1,97 @@
+/**
+ * One validation of the configuration, at load, for every command: the built CLI's `sync`, `jobs`,
+ * `schedule` and `config check` refuse the same file for the same reasons (a misspelt job name, a
+ * cron field out of range, a configured sink's start that contradicts the snapshot), with exit 2,
+ * before anything is fetched or recorded.
+ */
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import BetterSqlite3 from "better-sqlite3";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startSandbox, type Sandbox } from "../../src/sandbox/index.js";
+import { startCli } from "../helpers/cli-process.js";
+import { ALL_CLAIMS } from "../helpers/sandbox-truth.js";
+
+let sb: Sandbox;
+let dir: string;
+const window = ["--claims-since", ALL_CLAIMS.from, "--claims-until", ALL_CLAIMS.to];
+
+beforeAll(async () => {
+  sb = await startSandbox({ members: 30, groups: 2, seed: 28 });
+  dir = mkdtempSync(join(tmpdir(), "bsync-config-check-"));
+});
+afterAll(async () => {
+  await sb?.close();
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+function setup(name: string, config: unknown) {
+  const cwd = mkdtempSync(join(dir, `${name}-`));
+  const db = join(cwd, "snap.db");
+  writeFileSync(join(cwd, "benefits-sync.config.json"), JSON.stringify(config));
+  const env = { BENEFITS_BASE_URL: sb.baseUrl, BENEFITS_API_KEY: sb.keys.full, BENEFITS_DB: db, BENEFITS_PII_KEY: "config-check-test-pii-key-0123456789" };
+  const cli = async (...args: string[]) => {
+    const r = await startCli(args, env, cwd).done;
+    return { ...r, code: r.code ?? -1 };
+  };
+  const runCount = () => {
+    if (!existsSync(db)) return 0;
+    const d = new BetterSqlite3(db, { readonly: true });
+    try {
+      return d.prepare("SELECT COUNT(*) FROM runs").pluck().get() as number;
+    } finally {
+      d.close();
+    }
+  };
+  return { cwd, db, cli, runCount };
+}
+
+describe("one validator for sync, jobs, schedule and config check", () => {
+  it("a misspelt job name: sync refuses it as jobs does (exit 2, the key named), and records no run", async () => {
+    const t = setup("jobname", { jobs: { "nightly-claims-exprt": { enabled: false } } });
+    const jobs = await t.cli("jobs");
+    expect(jobs.code).toBe(2);
+    expect(jobs.stderr).toMatch(/jobs\.nightly-claims-exprt: no such job/);
+    const sync = await t.cli("sync", ...window, "--quiet");
+    expect(sync.stderr).toMatch(/jobs\.nightly-claims-exprt: no such job; the jobs are .*nightly-claims-export/);
+    expect(sync.code).toBe(2);
+    expect(t.runCount()).toBe(0);
+    const check = await t.cli("config", "check");
+    expect(check.code).toBe(2);
+    expect(check.stdout + check.stderr).toMatch(/benefits-sync\.config\.json: jobs\.nightly-claims-exprt: no such job/);
+  }, 60_000);
+
+  it("*/61 as the minute: jobs, sync and schedule refuse it, naming the job, the field and the range", async () => {
+    const t = setup("step", { jobs: { "hourly-member-sync": { schedule: "*/61 * * * *" } } });
+    const expected = /jobs\.hourly-member-sync\.schedule: the minute field "\*\/61" steps by 61; a minute step runs from 1 to 59/;
+    for (const args of [["jobs"], ["sync", ...window, "--quiet"], ["schedule"]]) {
+      const r = await t.cli(...args);
+      expect(r.stderr, args.join(" ")).toMatch(expected);
+      expect(r.code, args.join(" ")).toBe(2);
+    }
+    expect(t.runCount()).toBe(0);
+  }, 60_000);
+
+  it("a configured sink's fromRun that no run of the snapshot can be: sync exits 2 before the run, not 1 after it", async () => {
+    const t = setup("fromrun", { sinks: { lake: { type: "folder", dir: "lake", fromRun: 9 } } });
+    const sync = await t.cli("sync", ...window, "--quiet");
+    expect(sync.stderr).toMatch(/sinks\.lake\.fromRun: no run 9 in this snapshot/);
+    expect(sync.code).toBe(2);
+    expect(t.runCount()).toBe(0);
+    expect(existsSync(join(t.cwd, "lake"))).toBe(false);
+  }, 60_000);
+
+  it("a configured sink's fromRun that contradicts what the folder received: refused at load, naming the sink", async () => {
+    const t = setup("contra", { sinks: { lake: { type: "folder", dir: "lake" } } });
+    for (let i = 0; i < 2; i++) expect((await t.cli("sync", ...window, "--quiet")).code).toBe(0);
+    writeFileSync(join(t.cwd, "benefits-sync.config.json"), JSON.stringify({ sinks: { lake: { type: "folder", dir: "lake", fromRun: 2 } } }));
+    const sync = await t.cli("sync", ...window, "--quiet");
+    expect(sync.stderr).toMatch(/sinks\.lake\.fromRun: .*lake.* has already received runs from run 1/);
+    expect(sync.code).toBe(2);
+    expect(t.runCount()).toBe(2);
+    const check = await t.cli("config", "check");
+    expect(check.code).toBe(2);
+    expect(check.stdout + check.stderr).toMatch(/benefits-sync\.config\.json: sinks\.lake\.fromRun: /);
+  }, 90_000);
+});
