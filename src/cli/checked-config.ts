@@ -17,6 +17,16 @@ import { configuredOutputs, type OutputSpec } from "../sinks/outputs.js";
 import { parseWarehouseUrl } from "../sinks/postgres/connection.js";
 import { openDatabase } from "../store/database.js";
 
+export type CheckOptions = LoadConfigOptions & {
+  readonly env: Readonly<Record<string, string | undefined>>;
+  readonly cwd: string;
+  /**
+   * Check the sinks too (their `urlEnv` set, their `fromRun`): false for a command that delivers
+   * nothing (`runs`, `doctor`, `reconcile`...), which an analyst runs without the warehouse's password.
+   */
+  readonly sinks?: boolean;
+};
+
 export type ConfigCheck = { readonly ok: true; readonly config: Config } | { readonly ok: false; readonly problems: readonly string[] };
 
 /**
@@ -27,7 +37,7 @@ export type ConfigCheck = { readonly ok: true; readonly config: Config } | { rea
  * const check = checkConfig({ env: process.env, cwd: process.cwd() });
  * if (!check.ok) for (const p of check.problems) console.error(p);
  */
-export function checkConfig(opts: LoadConfigOptions & { readonly env: Readonly<Record<string, string | undefined>>; readonly cwd: string }): ConfigCheck {
+export function checkConfig(opts: CheckOptions): ConfigCheck {
   let config: Config;
   try {
     config = loadConfig(opts);
@@ -47,6 +57,7 @@ export function checkConfig(opts: LoadConfigOptions & { readonly env: Readonly<R
     }
   };
   collect(() => effectiveJobs(config));
+  if (opts.sinks === false) return problems.length > 0 ? { ok: false, problems } : { ok: true, config };
   let outputs: Record<string, OutputSpec> = {};
   collect(() => (outputs = configuredOutputs(config.sinks, opts.env, opts.cwd)));
   collect(() => checkStarts(config.db, outputs, collect));
@@ -54,7 +65,7 @@ export function checkConfig(opts: LoadConfigOptions & { readonly env: Readonly<R
 }
 
 /** {@link checkConfig}, throwing its problems as one ConfigError (exit 2). */
-export function loadCheckedConfig(opts: Parameters<typeof checkConfig>[0]): Config {
+export function loadCheckedConfig(opts: CheckOptions): Config {
   const check = checkConfig(opts);
   if (!check.ok) throw new ConfigError(check.problems);
   return check.config;

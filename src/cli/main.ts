@@ -41,6 +41,9 @@ function usageExit(err: CommanderError, io: CliIo): number {
   return ExitCode.USAGE;
 }
 
+/** The commands that deliver to the configured sinks: only they need the sinks' settings to hold. */
+const DELIVERING = new Set(["sync", "run", "schedule", "config check"]);
+
 async function runCommand(selection: Selection, io: CliIo): Promise<number> {
   const env = io.env ?? process.env;
   const cwd = io.cwd ?? process.cwd();
@@ -58,7 +61,7 @@ async function runCommand(selection: Selection, io: CliIo): Promise<number> {
     config: (extra?: ConfigFlags) => {
       if (cached && !extra) return cached;
       const flags: ConfigFlags = { db: g.db, baseUrl: g.baseUrl, environment: g.env, ...extra };
-      const config = loadCheckedConfig({ flags, env, cwd, configPath: g.config });
+      const config = loadCheckedConfig({ flags, env, cwd, configPath: g.config, sinks: DELIVERING.has(selection.spec.name) });
       if (!extra) cached = config;
       return config;
     },

@@ -94,4 +94,21 @@ describe("one validator for sync, jobs, schedule and config check", () => {
     expect(check.code).toBe(2);
     expect(check.stdout + check.stderr).toMatch(/benefits-sync\.config\.json: sinks\.lake\.fromRun: /);
   }, 90_000);
+
+  it("a warehouse whose password variable is unset: sync and config check refuse it; runs and jobs, which deliver nothing, do not", async () => {
+    const t = setup("urlenv", {});
+    expect((await t.cli("sync", ...window, "--quiet")).code).toBe(0);
+    writeFileSync(join(t.cwd, "benefits-sync.config.json"), JSON.stringify({ sinks: { wh: { type: "postgres", urlEnv: "WAREHOUSE_URL_FOR_TEST" } } }));
+    for (const args of [["sync", ...window, "--quiet"], ["config", "check"]]) {
+      const r = await t.cli(...args);
+      expect(r.stdout + r.stderr, args.join(" ")).toMatch(/sinks\.wh.*WAREHOUSE_URL_FOR_TEST/);
+      expect(r.code, args.join(" ")).toBe(2);
+    }
+    expect(t.runCount()).toBe(1);
+    for (const args of [["runs"], ["jobs"]]) {
+      const r = await t.cli(...args);
+      expect(r.stderr, args.join(" ")).not.toMatch(/WAREHOUSE_URL_FOR_TEST/);
+      expect(r.code, args.join(" ")).toBe(0);
+    }
+  }, 60_000);
 });
