@@ -23,15 +23,28 @@ export function jsonLines(out: { write(s: string): unknown }, now: () => Date = 
 
 export type PingKind = "start" | "success" | "fail";
 
-/** Ping a job's heartbeat URL; resolves to an error message when the ping did not land. */
+/**
+ * Ping a job's heartbeat URL; resolves to an error message when the ping did not land. The message
+ * names the receiver by its origin only: a ping URL's path is often its token (healthchecks), and
+ * its userinfo a password. Redacted, as any text from elsewhere (the HTTP client's error) may be.
+ */
 export async function ping(url: string, kind: PingKind, timeoutMs = 10_000): Promise<string | undefined> {
   const target = kind === "success" ? url : `${url.replace(/\/+$/, "")}/${kind}`;
+  const to = `the ${kind} ping to ${originOf(url)}`;
   try {
     const res = await request(target, { method: "POST", headersTimeout: timeoutMs, bodyTimeout: timeoutMs, signal: AbortSignal.timeout(timeoutMs) });
     await res.body.dump();
-    return res.statusCode >= 200 && res.statusCode < 300 ? undefined : `the heartbeat answered ${res.statusCode}`;
+    return res.statusCode >= 200 && res.statusCode < 300 ? undefined : `${to} answered ${res.statusCode}`;
   } catch (e) {
-    return `the heartbeat could not be reached: ${e instanceof Error ? e.message : String(e)}`;
+    return redact(`${to} could not be reached: ${e instanceof Error ? e.message : String(e)}`);
+  }
+}
+
+function originOf(url: string): string {
+  try {
+    return new URL(url).origin;
+  } catch {
+    return "(an unreadable URL)";
   }
 }
 

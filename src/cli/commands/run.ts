@@ -3,6 +3,7 @@
  * window, its sinks, recorded under its name), with the job's textfile and heartbeat. Exit
  * statuses as `sync`: 0, 1, 2, 75 (another run holds the snapshot), 130 and 143 (stopped).
  */
+import { redact } from "../../errors.js";
 import { openDatabase } from "../../store/database.js";
 import type { CommandContext } from "../context.js";
 import { printRunReport, runExitCode } from "../run-report.js";
@@ -20,7 +21,8 @@ export async function run(ctx: CommandContext): Promise<number> {
   const signals = watchSignals();
   try {
     const warn = (m: string) => void ctx.stderr.write(`${m}\n`);
-    if (job.heartbeatUrl) await ping(job.heartbeatUrl, "start").then((p) => p && warn(`heartbeat: ${p}`));
+    const pingFailed = (p: string | undefined) => p && warn(`heartbeat: ${redact(p)} (a ping never fails the job; check jobs.${job.name}.heartbeatUrl)`);
+    if (job.heartbeatUrl) await ping(job.heartbeatUrl, "start").then(pingFailed);
     const report = await runJob(job, {
       config,
       env: ctx.env,
@@ -32,7 +34,7 @@ export async function run(ctx: CommandContext): Promise<number> {
     progress?.finish();
     printRunReport(ctx, report);
     const code = signals.exitCode(runExitCode(report));
-    if (job.heartbeatUrl) await ping(job.heartbeatUrl, code === 0 ? "success" : "fail").then((p) => p && warn(`heartbeat: ${p}`));
+    if (job.heartbeatUrl) await ping(job.heartbeatUrl, code === 0 ? "success" : "fail").then(pingFailed);
     if (config.schedule.textfile && report.runId !== null) {
       const db = openDatabase(config.db);
       try {
