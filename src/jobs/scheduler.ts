@@ -19,7 +19,9 @@
  */
 import type { Database } from "better-sqlite3";
 import { setTimeout as sleep } from "node:timers/promises";
+import { redact } from "../errors.js";
 import { decideAtStart, startLine, type StartDecision } from "./catch-up.js";
+import { sinksReceived, whyFailed, whyThrown } from "./fire-detail.js";
 import { movedText, nextFireAfter } from "./fire-times.js";
 import { claimFire, endFire, type FireReason } from "./fires.js";
 import type { Job } from "./job.js";
@@ -141,8 +143,7 @@ export class Scheduler {
     } catch (e) {
       // Anything unexpected (the database locked past its timeout, a bug): this job's fire ends
       // failed; the scheduler and the other jobs go on.
-      const message = e instanceof Error ? e.message : String(e);
-      this.o.log({ event: "job.failed", ...base, error: { code: (e as { code?: string }).code ?? "ERROR", message } });
+      this.o.log({ event: "job.failed", ...base, ...whyThrown(e) });
       await this.tell(job, "fail");
       return "failed";
     } finally {
@@ -172,15 +173,16 @@ export class Scheduler {
     const outcome: FireOutcome =
       report.status === "busy" ? "busy" : interrupted ? "interrupted" : report.status === "succeeded" && !deliveryFailed ? "succeeded" : "failed";
     endFire(this.o.db, job.name, at, outcome === "busy" ? `skipped: another run held the snapshot for ${Math.round((Date.now() - began) / 1000)} s` : outcome, report.runId, this.now());
+    const why = outcome === "busy" ? "another run held the snapshot past the wait" : outcome === "failed" ? whyFailed(report) : undefined;
     this.o.log({
       event: outcome === "succeeded" ? "job.succeeded" : outcome === "busy" ? "job.skipped" : `job.${outcome}`,
       ...base,
-      ...(outcome === "busy" ? { why: "another run held the snapshot past the wait" } : {}),
+      ...(why ? { why } : {}),
       runId: report.runId,
       durationMs: report.durationMs,
       resources: report.resources,
-      ...(report.error ? { error: report.error } : {}),
-      ...(deliveryFailed ? { deliveries: report.deliveries?.map((d) => ({ output: d.target, status: d.outcome.status, ...(d.outcome.error ? { error: d.outcome.error } : {}) })) } : {}),
+      ...(report.error ? { error: { code: report.error.code, message: redact(report.error.message) } } : {}),
+      ...(report.deliveries?.length ? { sinks: sinksReceived(report.deliveries) } : {}),
     });
     this.refreshTextfile();
     await this.tell(job, outcome === "succeeded" ? "success" : "fail");
