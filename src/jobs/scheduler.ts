@@ -172,17 +172,20 @@ export class Scheduler {
     const deliveryFailed = report.deliveries?.some((d) => d.outcome.status === "failed") ?? false;
     const outcome: FireOutcome =
       report.status === "busy" ? "busy" : interrupted ? "interrupted" : report.status === "succeeded" && !deliveryFailed ? "succeeded" : "failed";
-    endFire(this.o.db, job.name, at, outcome === "busy" ? `skipped: another run held the snapshot for ${Math.round((Date.now() - began) / 1000)} s` : outcome, report.runId, this.now());
+    // `run_id` names a sync run; a report's id is in its own table (report-runs.ts).
+    const runId = "reconcile" in report ? null : report.runId;
+    endFire(this.o.db, job.name, at, outcome === "busy" ? `skipped: another run held the snapshot for ${Math.round((Date.now() - began) / 1000)} s` : outcome, runId, this.now());
     const why = outcome === "busy" ? "another run held the snapshot past the wait" : outcome === "failed" ? whyFailed(report) : undefined;
     this.o.log({
       event: outcome === "succeeded" ? "job.succeeded" : outcome === "busy" ? "job.skipped" : `job.${outcome}`,
       ...base,
       ...(why ? { why } : {}),
-      runId: report.runId,
+      ...("reconcile" in report ? { reportId: report.runId } : { runId: report.runId }),
       durationMs: report.durationMs,
       resources: report.resources,
       ...(report.error ? { error: { code: report.error.code, message: redact(report.error.message) } } : {}),
       ...(report.deliveries?.length ? { sinks: sinksReceived(report.deliveries) } : {}),
+      ...("reconcile" in report ? { reconcile: report.reconcile } : {}),
     });
     this.refreshTextfile();
     await this.tell(job, outcome === "succeeded" ? "success" : "fail");

@@ -12,6 +12,7 @@ import { renameSync, writeFileSync } from "node:fs";
 import { request } from "undici";
 import { redact } from "../errors.js";
 import type { Job } from "./job.js";
+import { jobRunsSource } from "./report-runs.js";
 
 export type LogEvent = { readonly event: string; readonly job?: string } & Record<string, unknown>;
 export type JobLog = (e: LogEvent) => void;
@@ -56,8 +57,9 @@ const label = (v: string) => v.replace(/\\/g, "\\\\").replace(/"/g, '\\"').repla
  * last successful run's record counts per resource, all read from the run history.
  */
 export function textfileMetrics(db: Database, jobs: readonly Job[]): string {
-  const last = db.prepare("SELECT run_id, status, started_at, finished_at FROM _runs WHERE job = ? AND status <> 'running' ORDER BY run_id DESC LIMIT 1");
-  const lastOk = db.prepare("SELECT run_id, finished_at FROM _runs WHERE job = ? AND status = 'succeeded' ORDER BY run_id DESC LIMIT 1");
+  const runs = jobRunsSource(db);
+  const last = db.prepare(`SELECT run_id, status, started_at, finished_at FROM ${runs} WHERE job = ? AND status <> 'running' ORDER BY started_at DESC, run_id DESC LIMIT 1`);
+  const lastOk = db.prepare(`SELECT run_id, finished_at FROM ${runs} WHERE job = ? AND status = 'succeeded' ORDER BY started_at DESC, run_id DESC LIMIT 1`);
   const counts = db.prepare("SELECT resource, seen, inserted, updated, deleted FROM _run_counts WHERE run_id = ?");
   const lines = {
     success: [metric("job_last_success_timestamp_seconds", "When the job last succeeded (end of the run), Unix seconds.")],
@@ -72,7 +74,7 @@ export function textfileMetrics(db: Database, jobs: readonly Job[]): string {
       lines.status.push(`benefits_sync_job_last_run_succeeded{${l}} ${run.status === "succeeded" ? 1 : 0}\n`);
       if (run.finished_at) lines.duration.push(`benefits_sync_job_last_run_duration_seconds{${l}} ${((Date.parse(run.finished_at) - Date.parse(run.started_at)) / 1000).toFixed(3)}\n`);
     }
-    const ok = lastOk.get(j.name) as { run_id: number; finished_at: string } | undefined;
+    const ok = lastOk.get(j.name) as { run_id: number | null; finished_at: string } | undefined;
     if (!ok) continue;
     lines.success.push(`benefits_sync_job_last_success_timestamp_seconds{${l}} ${Math.floor(Date.parse(ok.finished_at) / 1000)}\n`);
     for (const c of counts.all(ok.run_id) as { resource: string; seen: number; inserted: number; updated: number; deleted: number }[]) {

@@ -6,6 +6,7 @@
 import { redact } from "../../errors.js";
 import { openDatabase } from "../../store/database.js";
 import type { CommandContext } from "../context.js";
+import type { ReconcileJobReport } from "../../jobs/reconcile-job.js";
 import { printRunReport, runExitCode } from "../run-report.js";
 import { progressReporter } from "../progress.js";
 import { watchSignals } from "../signals.js";
@@ -32,7 +33,8 @@ export async function run(ctx: CommandContext): Promise<number> {
       onNotice: warn,
     });
     progress?.finish();
-    printRunReport(ctx, report);
+    if ("reconcile" in report) printReconcileJob(ctx, job.name, report);
+    else printRunReport(ctx, report);
     const code = signals.exitCode(runExitCode(report));
     if (job.heartbeatUrl) await ping(job.heartbeatUrl, code === 0 ? "success" : "fail").then(pingFailed);
     if (config.schedule.textfile && report.runId !== null) {
@@ -47,4 +49,16 @@ export async function run(ctx: CommandContext): Promise<number> {
   } finally {
     signals.dispose();
   }
+}
+
+/** The reconciliation job's outcome: where the report went, or why there is none. */
+function printReconcileJob(ctx: CommandContext, name: string, r: ReconcileJobReport): void {
+  const c = r.reconcile;
+  if (ctx.globals.json) {
+    ctx.stdout.write(`${JSON.stringify({ reportId: r.runId, status: r.status, ...c, ...(r.error ? { error: r.error } : {}), durationMs: r.durationMs })}\n`);
+    return;
+  }
+  if (r.error) ctx.stderr.write(`${name} failed (${r.error.code}): ${redact(r.error.message)}\n`);
+  if (r.status === "succeeded" && ctx.globals.quiet) return;
+  for (const d of c.dirs) ctx.stdout.write(`Reconciliation of ${c.from} with ${c.to} (as of ${c.asOf}): ${d}/report.html (and summary.md, report.json, CSV files)\n`);
 }

@@ -102,6 +102,7 @@ describe("the scheduler's first start", () => {
         "job.next hourly-member-sync: never ran; next 2036-11-26 10:15 UTC",
         "job.next daily-groups-designs: never ran; next 2036-11-27 01:30 UTC",
         "job.next weekly-full-walk: never ran; next 2036-11-30 03:00 UTC",
+        "job.next monthly-reconcile: never ran; next 2036-12-01 06:00 UTC",
       ]);
       expect(runsOf(db)).toEqual([]);
       expect(db.prepare("SELECT COUNT(*) FROM _job_fires").pluck().get()).toBe(0);

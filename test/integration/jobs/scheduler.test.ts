@@ -279,7 +279,7 @@ describe("benefits-sync sync, stopped by SIGINT", () => {
 describe("benefits-sync schedule, stopped", () => {
   it("SIGTERM while a job behind its schedule runs at start (--run-missed): it stops fetching, exits 143, the run recorded interrupted, JSON lines said so", async () => {
     const t = setup("daemon");
-    writeFileSync(join(t.cwd, "benefits-sync.config.json"), JSON.stringify({ jobs: { "hourly-member-sync": { enabled: false }, "nightly-claims-export": { enabled: false }, "daily-groups-designs": { enabled: false } } }));
+    writeFileSync(join(t.cwd, "benefits-sync.config.json"), JSON.stringify({ jobs: { "hourly-member-sync": { enabled: false }, "nightly-claims-export": { enabled: false }, "daily-groups-designs": { enabled: false }, "monthly-reconcile": { enabled: false } } }));
     const env = cliEnv(t);
     sb.setFaults({ latencyMs: { min: 250, max: 350 } });
     try {
@@ -314,16 +314,16 @@ describe("benefits-sync schedule, first start", () => {
     const daemon = startCli(["schedule"], env, t.cwd);
     let out = "";
     daemon.child.stdout!.on("data", (d: Buffer) => (out += d.toString()));
-    await waitUntil("a line per job", () => (out.match(/"event":"job\.next"/g) ?? []).length >= 4);
+    await waitUntil("a line per job", () => (out.match(/"event":"job\.next"/g) ?? []).length >= 5);
     daemon.child.kill("SIGTERM");
     const r = await daemon.done;
     expect(r.code, r.stderr).toBe(143);
     const events = r.stdout.trim().split("\n").map((l) => JSON.parse(l) as { event: string; message?: string });
-    expect(events.map((e) => e.event)).toEqual(["scheduler.started", "job.next", "job.next", "job.next", "job.next", "scheduler.stopped"]);
+    expect(events.map((e) => e.event)).toEqual(["scheduler.started", "job.next", "job.next", "job.next", "job.next", "job.next", "scheduler.stopped"]);
     expect(events[0]!.message).toBe("first start of a scheduler on this snapshot: nothing was missed, so nothing runs now (`schedule --run-missed` runs each job that is behind its schedule)");
     const stamp = "\\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d UTC";
-    expect(events.slice(1, 5).map((e) => e.message)).toEqual(
-      ["nightly-claims-export", "hourly-member-sync", "daily-groups-designs", "weekly-full-walk"].map((j) => expect.stringMatching(new RegExp(`^${j}: never ran; next ${stamp}$`))),
+    expect(events.slice(1, 6).map((e) => e.message)).toEqual(
+      ["nightly-claims-export", "hourly-member-sync", "daily-groups-designs", "weekly-full-walk", "monthly-reconcile"].map((j) => expect.stringMatching(new RegExp(`^${j}: never ran; next ${stamp}$`))),
     );
     expect(peek(t.dbPath, (db) => db.prepare("SELECT COUNT(*) FROM _runs").pluck().get())).toBe(0);
     const help = await startCli(["schedule", "--help"], env, t.cwd).done;
