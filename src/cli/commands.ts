@@ -182,11 +182,14 @@ export const COMMANDS: readonly CommandSpec[] = [
       "Run every enabled job on its cron schedule, in its time zone, until SIGINT or SIGTERM. A job never overlaps " +
       "itself; each fire is claimed in the snapshot, so a second scheduler on the same file skips it; a job that finds " +
       "the snapshot held by another run waits (schedule.waitForSnapshotMs, 10 minutes) and then skips that fire, saying " +
-      "so. At start, a job whose last success began before its latest scheduled time runs once. Logs one JSON object " +
+      "so. At start, one log line per job says what runs and why, or when it fires next: a job whose fire fell while no " +
+      "scheduler ran on the snapshot (by the scheduler's own record in it) runs once, however many fires it missed; " +
+      "the first start on a snapshot runs nothing. --run-missed runs, at start, each job whose last success is older " +
+      "than its latest due time, even if no scheduler was running then (a job never run included). Logs one JSON object " +
       "per line on stdout; with schedule.textfile, writes Prometheus metrics after each job; with jobs.NAME.heartbeatUrl, " +
       "pings start, success and fail. On SIGINT or SIGTERM: no new fire, the run in progress stops fetching, commits the " +
       "page in hand and is recorded as interrupted; exit 130 or 143.",
-    options: [],
+    options: [{ flags: "--run-missed", description: "at start, run each job whose last success is older than its latest due time (not only fires missed while the scheduler was stopped)" }],
     load: () => import("./commands/schedule.js"),
   },
   {

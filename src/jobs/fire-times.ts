@@ -61,6 +61,12 @@ export function movedText(fire: Fire, timezone: string): string | undefined {
   return `${fire.movedFrom} does not exist in ${timezone} (the clocks went forward): run at ${to.slice(11)}, the first valid time after it`;
 }
 
+/** A time as people read it in a job's zone: `2026-11-22 03:00 UTC` (seconds only when not 0). */
+export function localText(at: Date, timezone: string): string {
+  const wall = wallText(at.getTime() + offsetMs(at.getTime(), timezone));
+  return `${wall.endsWith(":00") ? wall.slice(0, 16) : wall} ${timezone}`;
+}
+
 interface Compiled {
   readonly tz: string;
   readonly wall: ScheduledTask;

@@ -26,9 +26,3 @@ export function claimFire(db: Database, job: string, slot: Date, reason: FireRea
 export function endFire(db: Database, job: string, slot: Date, outcome: string, runId: number | null, now = new Date()): void {
   db.prepare("UPDATE _job_fires SET outcome = ?, run_id = ?, finished_at = ? WHERE job = ? AND slot = ?").run(outcome, runId, now.toISOString(), job, slot.toISOString());
 }
-
-/** When the job last succeeded (the start of its last successful run), or undefined. */
-export function lastSuccess(db: Database, job: string): Date | undefined {
-  const at = db.prepare("SELECT MAX(started_at) FROM _runs WHERE job = ? AND status = 'succeeded'").pluck().get(job) as string | null;
-  return at ? new Date(at) : undefined;
-}

@@ -11,6 +11,8 @@ export interface JobDefinition {
   readonly description: string;
   /** A cron expression (minute hour day month weekday, checked by cron-fields.ts), read in `timezone`. */
   readonly schedule: string;
+  /** A sync of `resources` (default), or the monthly reconciliation report (no resources; jobs/monthly-reconcile.ts). */
+  readonly kind?: "sync" | "reconcile";
   /** An IANA time zone, e.g. "America/Chicago"; "UTC" by default. */
   readonly timezone?: string;
   readonly resources: readonly WalkedResource[];
@@ -36,6 +38,6 @@ export interface Job extends JobDefinition {
 export function defineJob(def: JobDefinition): JobDefinition {
   if (!/^[a-z][a-z0-9-]{0,63}$/.test(def.name)) throw new Error(`job name ${JSON.stringify(def.name)}: expected lowercase letters, digits and -`);
   const bad = def.resources.filter((r) => !(WalkedResources as readonly string[]).includes(r));
-  if (def.resources.length === 0 || bad.length > 0) throw new Error(`job ${def.name}: resources must be some of ${WalkedResources.join(", ")}`);
+  if ((def.kind !== "reconcile" && def.resources.length === 0) || bad.length > 0) throw new Error(`job ${def.name}: resources must be some of ${WalkedResources.join(", ")}`);
   return Object.freeze({ ...def, resources: Object.freeze([...def.resources]) });
 }

@@ -9,6 +9,7 @@ import { rollingWindow } from "../extract/scopes.js";
 import { runSyncJob, type SyncJobOptions } from "../pipeline/run-sync-job.js";
 import { configuredOutputs } from "../sinks/outputs.js";
 import type { Job } from "./job.js";
+import { runReconcileJob, type ReconcileJobReport } from "./reconcile-job.js";
 
 export interface RunJobOptions {
   readonly config: Config;
@@ -22,9 +23,11 @@ export interface RunJobOptions {
   readonly service?: SyncJobOptions["service"];
 }
 
-export type JobReport = Awaited<ReturnType<typeof runSyncJob>>;
+/** A sync's report; the reconciliation job's has `reconcile` (what it wrote) and no resources. */
+export type JobReport = Awaited<ReturnType<typeof runSyncJob>> | ReconcileJobReport;
 
 export async function runJob(job: Job, opts: RunJobOptions): Promise<JobReport> {
+  if (job.kind === "reconcile") return runReconcileJob(job, { config: opts.config, env: opts.env, cwd: opts.cwd, ...(opts.now ? { now: opts.now } : {}) });
   const named = configuredOutputs(opts.config.sinks, opts.env, opts.cwd);
   const outputs = job.sinks.map((n) => named[n]!).filter((o) => o !== undefined);
   const window =

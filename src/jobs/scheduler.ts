@@ -9,18 +9,24 @@
  *   `waitForSnapshotMs`, then skip that fire and say so.
  * - Once per fire across schedulers: each fire is claimed in the snapshot (fires.ts) before it
  *   runs, so a second scheduler on the same file skips it.
- * - Missed runs: at start, a job whose last success began before its latest scheduled time runs
- *   once (not once per missed slot).
+ * - At start (catch-up.ts): a job whose fire fell while no scheduler ran (by the scheduler's own
+ *   record, scheduler-record.ts) runs once, not once per missed fire; the first start ever runs
+ *   nothing; `runMissed` runs every job that is behind its schedule. One log line per job says
+ *   which runs and why, or when it fires next.
  * - Stop (SIGINT, SIGTERM): no new fire; the run in progress stops fetching, commits the page in
  *   hand and is recorded as interrupted (failed, code INTERRUPTED; the next run resumes it).
  * - A failing job is logged, written to the textfile and pinged as failed; the others go on.
  */
 import type { Database } from "better-sqlite3";
 import { setTimeout as sleep } from "node:timers/promises";
-import { lastFireAtOrBefore, movedText, nextFireAfter } from "./fire-times.js";
-import { claimFire, endFire, lastSuccess, type FireReason } from "./fires.js";
+import { redact } from "../errors.js";
+import { decideAtStart, startLine, type StartDecision } from "./catch-up.js";
+import { sinksReceived, whyFailed, whyThrown } from "./fire-detail.js";
+import { movedText, nextFireAfter } from "./fire-times.js";
+import { claimFire, endFire, type FireReason } from "./fires.js";
 import type { Job } from "./job.js";
 import type { JobReport } from "./run-job.js";
+import { markSchedulerSeen, schedulerLastSeen } from "./scheduler-record.js";
 import { ping as realPing, textfileMetrics, writeTextfile, type JobLog, type PingKind } from "./telemetry.js";
 
 export interface SchedulerOptions {
@@ -36,6 +42,10 @@ export interface SchedulerOptions {
   /** Resolves at `at`, rejects when `signal` aborts (tests pass a fake clock with `now`). */
   readonly sleepUntil?: (at: Date, signal: AbortSignal) => Promise<void>;
   readonly ping?: (url: string, kind: PingKind) => Promise<string | undefined>;
+  /** At start, run every job whose last success is older than its latest due time (`schedule --run-missed`). */
+  readonly runMissed?: boolean;
+  /** How often the scheduler's record (scheduler-record.ts) is renewed while it runs; default a minute. */
+  readonly recordEveryMs?: number;
 }
 
 /** How a fire ended: the run's status, or why it did not run. */
@@ -47,6 +57,7 @@ export class Scheduler {
   private readonly running = new Set<string>();
   private readonly inFlight = new Set<Promise<FireOutcome>>();
   private readonly now: () => Date;
+  private recordTimer: NodeJS.Timeout | undefined;
 
   constructor(private readonly o: SchedulerOptions) {
     this.now = o.now ?? (() => new Date());
@@ -56,23 +67,41 @@ export class Scheduler {
     return this.o.jobs.filter((j) => j.enabled);
   }
 
-  /** Schedule every enabled job, then run the missed ones once (in the background). */
+  /**
+   * Say what runs now and when each job fires next, record that a scheduler runs on this snapshot,
+   * schedule every enabled job, then run the missed ones once each (in the background).
+   */
   async start(): Promise<void> {
+    const now = this.now();
+    const lastSeen = schedulerLastSeen(this.o.db);
+    const decisions = decideAtStart(this.o.db, this.enabled, now, lastSeen, this.o.runMissed ?? false);
+    markSchedulerSeen(this.o.db, now);
+    this.recordTimer = setInterval(() => this.renewRecord(), this.o.recordEveryMs ?? 60_000).unref();
+    this.o.log({
+      event: "scheduler.started",
+      jobs: this.enabled.map((j) => ({ job: j.name, schedule: j.schedule, timezone: j.timezone })),
+      lastSeen: lastSeen?.toISOString() ?? null,
+      message: startLine(lastSeen, this.o.runMissed ?? false),
+    });
+    for (const d of decisions) this.o.log(d.line);
     for (const job of this.enabled) this.timers.push(this.timer(job));
-    this.o.log({ event: "scheduler.started", jobs: this.enabled.map((j) => ({ job: j.name, schedule: j.schedule, timezone: j.timezone })) });
-    void this.track(this.catchUp().then(() => "succeeded" as const));
+    void this.track(this.catchUp(decisions).then(() => "succeeded" as const));
   }
 
-  /** Each enabled job whose last success began before its latest scheduled time runs once. */
-  async catchUp(): Promise<void> {
-    for (const job of this.enabled) {
+  /** The jobs decided at start, one after another, each for its latest due time. */
+  private async catchUp(decisions: readonly StartDecision[]): Promise<void> {
+    for (const d of decisions) {
       if (this.stopping.signal.aborted) return;
-      const due = lastFireAtOrBefore(job, this.now());
-      if (!due) continue;
-      const ok = lastSuccess(this.o.db, job.name);
-      if (ok && ok >= due.at) continue;
-      this.o.log({ event: "job.missed", job: job.name, due: due.at.toISOString(), lastSuccess: ok?.toISOString() ?? null });
-      await this.fire(job, due.at, "missed", movedText(due, job.timezone));
+      if (d.due) await this.fire(d.job, d.due.at, "missed", d.moved);
+    }
+  }
+
+  /** A record that cannot be written now (the snapshot busy) is written at the next renewal or at stop. */
+  private renewRecord(): void {
+    try {
+      markSchedulerSeen(this.o.db, this.now());
+    } catch (e) {
+      this.o.log({ event: "scheduler.record.failed", error: e instanceof Error ? e.message : String(e) });
     }
   }
 
@@ -114,8 +143,7 @@ export class Scheduler {
     } catch (e) {
       // Anything unexpected (the database locked past its timeout, a bug): this job's fire ends
       // failed; the scheduler and the other jobs go on.
-      const message = e instanceof Error ? e.message : String(e);
-      this.o.log({ event: "job.failed", ...base, error: { code: (e as { code?: string }).code ?? "ERROR", message } });
+      this.o.log({ event: "job.failed", ...base, ...whyThrown(e) });
       await this.tell(job, "fail");
       return "failed";
     } finally {
@@ -144,16 +172,20 @@ export class Scheduler {
     const deliveryFailed = report.deliveries?.some((d) => d.outcome.status === "failed") ?? false;
     const outcome: FireOutcome =
       report.status === "busy" ? "busy" : interrupted ? "interrupted" : report.status === "succeeded" && !deliveryFailed ? "succeeded" : "failed";
-    endFire(this.o.db, job.name, at, outcome === "busy" ? `skipped: another run held the snapshot for ${Math.round((Date.now() - began) / 1000)} s` : outcome, report.runId, this.now());
+    // `run_id` names a sync run; a report's id is in its own table (report-runs.ts).
+    const runId = "reconcile" in report ? null : report.runId;
+    endFire(this.o.db, job.name, at, outcome === "busy" ? `skipped: another run held the snapshot for ${Math.round((Date.now() - began) / 1000)} s` : outcome, runId, this.now());
+    const why = outcome === "busy" ? "another run held the snapshot past the wait" : outcome === "failed" ? whyFailed(report) : undefined;
     this.o.log({
       event: outcome === "succeeded" ? "job.succeeded" : outcome === "busy" ? "job.skipped" : `job.${outcome}`,
       ...base,
-      ...(outcome === "busy" ? { why: "another run held the snapshot past the wait" } : {}),
-      runId: report.runId,
+      ...(why ? { why } : {}),
+      ...("reconcile" in report ? { reportId: report.runId } : { runId: report.runId }),
       durationMs: report.durationMs,
       resources: report.resources,
-      ...(report.error ? { error: report.error } : {}),
-      ...(deliveryFailed ? { deliveries: report.deliveries?.map((d) => ({ output: d.target, status: d.outcome.status, ...(d.outcome.error ? { error: d.outcome.error } : {}) })) } : {}),
+      ...(report.error ? { error: { code: report.error.code, message: redact(report.error.message) } } : {}),
+      ...(report.deliveries?.length ? { sinks: sinksReceived(report.deliveries) } : {}),
+      ...("reconcile" in report ? { reconcile: report.reconcile } : {}),
     });
     this.refreshTextfile();
     await this.tell(job, outcome === "succeeded" ? "success" : "fail");
@@ -163,7 +195,9 @@ export class Scheduler {
   /** Stop scheduling, interrupt the run in progress (`reason` is recorded), wait for it to end. */
   async stop(reason: string): Promise<void> {
     this.stopping.abort(Object.assign(new Error(reason), { code: "INTERRUPTED" }));
+    clearInterval(this.recordTimer);
     await Promise.allSettled([...this.timers, ...this.inFlight]);
+    this.renewRecord();
     this.o.log({ event: "scheduler.stopped", why: reason });
   }
 

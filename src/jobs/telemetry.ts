@@ -12,6 +12,7 @@ import { renameSync, writeFileSync } from "node:fs";
 import { request } from "undici";
 import { redact } from "../errors.js";
 import type { Job } from "./job.js";
+import { jobRunsSource } from "./report-runs.js";
 
 export type LogEvent = { readonly event: string; readonly job?: string } & Record<string, unknown>;
 export type JobLog = (e: LogEvent) => void;
@@ -23,15 +24,28 @@ export function jsonLines(out: { write(s: string): unknown }, now: () => Date = 
 
 export type PingKind = "start" | "success" | "fail";
 
-/** Ping a job's heartbeat URL; resolves to an error message when the ping did not land. */
+/**
+ * Ping a job's heartbeat URL; resolves to an error message when the ping did not land. The message
+ * names the receiver by its origin only: a ping URL's path is often its token (healthchecks), and
+ * its userinfo a password. Redacted, as any text from elsewhere (the HTTP client's error) may be.
+ */
 export async function ping(url: string, kind: PingKind, timeoutMs = 10_000): Promise<string | undefined> {
   const target = kind === "success" ? url : `${url.replace(/\/+$/, "")}/${kind}`;
+  const to = `the ${kind} ping to ${originOf(url)}`;
   try {
     const res = await request(target, { method: "POST", headersTimeout: timeoutMs, bodyTimeout: timeoutMs, signal: AbortSignal.timeout(timeoutMs) });
     await res.body.dump();
-    return res.statusCode >= 200 && res.statusCode < 300 ? undefined : `the heartbeat answered ${res.statusCode}`;
+    return res.statusCode >= 200 && res.statusCode < 300 ? undefined : `${to} answered ${res.statusCode}`;
   } catch (e) {
-    return `the heartbeat could not be reached: ${e instanceof Error ? e.message : String(e)}`;
+    return redact(`${to} could not be reached: ${e instanceof Error ? e.message : String(e)}`);
+  }
+}
+
+function originOf(url: string): string {
+  try {
+    return new URL(url).origin;
+  } catch {
+    return "(an unreadable URL)";
   }
 }
 
@@ -43,8 +57,9 @@ const label = (v: string) => v.replace(/\\/g, "\\\\").replace(/"/g, '\\"').repla
  * last successful run's record counts per resource, all read from the run history.
  */
 export function textfileMetrics(db: Database, jobs: readonly Job[]): string {
-  const last = db.prepare("SELECT run_id, status, started_at, finished_at FROM _runs WHERE job = ? AND status <> 'running' ORDER BY run_id DESC LIMIT 1");
-  const lastOk = db.prepare("SELECT run_id, finished_at FROM _runs WHERE job = ? AND status = 'succeeded' ORDER BY run_id DESC LIMIT 1");
+  const runs = jobRunsSource(db);
+  const last = db.prepare(`SELECT run_id, status, started_at, finished_at FROM ${runs} WHERE job = ? AND status <> 'running' ORDER BY started_at DESC, run_id DESC LIMIT 1`);
+  const lastOk = db.prepare(`SELECT run_id, finished_at FROM ${runs} WHERE job = ? AND status = 'succeeded' ORDER BY started_at DESC, run_id DESC LIMIT 1`);
   const counts = db.prepare("SELECT resource, seen, inserted, updated, deleted FROM _run_counts WHERE run_id = ?");
   const lines = {
     success: [metric("job_last_success_timestamp_seconds", "When the job last succeeded (end of the run), Unix seconds.")],
@@ -59,7 +74,7 @@ export function textfileMetrics(db: Database, jobs: readonly Job[]): string {
       lines.status.push(`benefits_sync_job_last_run_succeeded{${l}} ${run.status === "succeeded" ? 1 : 0}\n`);
       if (run.finished_at) lines.duration.push(`benefits_sync_job_last_run_duration_seconds{${l}} ${((Date.parse(run.finished_at) - Date.parse(run.started_at)) / 1000).toFixed(3)}\n`);
     }
-    const ok = lastOk.get(j.name) as { run_id: number; finished_at: string } | undefined;
+    const ok = lastOk.get(j.name) as { run_id: number | null; finished_at: string } | undefined;
     if (!ok) continue;
     lines.success.push(`benefits_sync_job_last_success_timestamp_seconds{${l}} ${Math.floor(Date.parse(ok.finished_at) / 1000)}\n`);
     for (const c of counts.all(ok.run_id) as { resource: string; seen: number; inserted: number; updated: number; deleted: number }[]) {

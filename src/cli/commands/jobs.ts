@@ -3,12 +3,14 @@
  * time and its last run (status, when, how long). Reads the snapshot, never the service.
  */
 import { existsSync } from "node:fs";
+import { jobRunsSource } from "../../jobs/report-runs.js";
 import { openDatabase } from "../../store/database.js";
 import type { CommandContext } from "../context.js";
 import { ExitCode } from "../exit-codes.js";
 
 interface LastRun {
-  runId: number;
+  /** null for a report (the reconciliation job), which is not a sync run. */
+  runId: number | null;
   status: string;
   startedAt: string;
   durationMs: number | null;
@@ -21,10 +23,10 @@ export async function run(ctx: CommandContext): Promise<number> {
   const jobs = effectiveJobs(config);
   const db = existsSync(config.db) ? openDatabase(config.db) : undefined;
   try {
-    const last = db?.prepare("SELECT run_id, status, started_at, finished_at, error FROM _runs WHERE job = ? ORDER BY run_id DESC LIMIT 1");
+    const last = db?.prepare(`SELECT run_id, status, started_at, finished_at, error FROM ${jobRunsSource(db)} WHERE job = ? ORDER BY started_at DESC, run_id DESC LIMIT 1`);
     const now = new Date();
     const rows = jobs.map((j) => {
-      const r = last?.get(j.name) as { run_id: number; status: string; started_at: string; finished_at: string | null; error: string | null } | undefined;
+      const r = last?.get(j.name) as { run_id: number | null; status: string; started_at: string; finished_at: string | null; error: string | null } | undefined;
       const lastRun: LastRun | null = r
         ? { runId: r.run_id, status: r.status, startedAt: r.started_at, durationMs: r.finished_at ? Date.parse(r.finished_at) - Date.parse(r.started_at) : null, error: r.error }
         : null;
@@ -37,7 +39,7 @@ export async function run(ctx: CommandContext): Promise<number> {
     }
     const lines = rows.map((r) => {
       const lastText = r.lastRun
-        ? `run ${r.lastRun.runId} ${r.lastRun.status} ${r.lastRun.startedAt}${r.lastRun.durationMs !== null ? ` (${(r.lastRun.durationMs / 1000).toFixed(1)} s)` : ""}`
+        ? `${r.lastRun.runId === null ? "report" : `run ${r.lastRun.runId}`} ${r.lastRun.status} ${r.lastRun.startedAt}${r.lastRun.durationMs !== null ? ` (${(r.lastRun.durationMs / 1000).toFixed(1)} s)` : ""}`
         : "never run";
       return `${r.name.padEnd(24)} ${(r.enabled ? "" : "(disabled) ") + `${r.schedule} ${r.timezone}`}\n${"".padEnd(24)} next: ${r.nextFire ?? "-"}   last: ${lastText}`;
     });

@@ -3,8 +3,10 @@
  * window, its sinks, recorded under its name), with the job's textfile and heartbeat. Exit
  * statuses as `sync`: 0, 1, 2, 75 (another run holds the snapshot), 130 and 143 (stopped).
  */
+import { redact } from "../../errors.js";
 import { openDatabase } from "../../store/database.js";
 import type { CommandContext } from "../context.js";
+import type { ReconcileJobReport } from "../../jobs/reconcile-job.js";
 import { printRunReport, runExitCode } from "../run-report.js";
 import { progressReporter } from "../progress.js";
 import { watchSignals } from "../signals.js";
@@ -20,7 +22,8 @@ export async function run(ctx: CommandContext): Promise<number> {
   const signals = watchSignals();
   try {
     const warn = (m: string) => void ctx.stderr.write(`${m}\n`);
-    if (job.heartbeatUrl) await ping(job.heartbeatUrl, "start").then((p) => p && warn(`heartbeat: ${p}`));
+    const pingFailed = (p: string | undefined) => p && warn(`heartbeat: ${redact(p)} (a ping never fails the job; check jobs.${job.name}.heartbeatUrl)`);
+    if (job.heartbeatUrl) await ping(job.heartbeatUrl, "start").then(pingFailed);
     const report = await runJob(job, {
       config,
       env: ctx.env,
@@ -30,9 +33,10 @@ export async function run(ctx: CommandContext): Promise<number> {
       onNotice: warn,
     });
     progress?.finish();
-    printRunReport(ctx, report);
+    if ("reconcile" in report) printReconcileJob(ctx, job.name, report);
+    else printRunReport(ctx, report);
     const code = signals.exitCode(runExitCode(report));
-    if (job.heartbeatUrl) await ping(job.heartbeatUrl, code === 0 ? "success" : "fail").then((p) => p && warn(`heartbeat: ${p}`));
+    if (job.heartbeatUrl) await ping(job.heartbeatUrl, code === 0 ? "success" : "fail").then(pingFailed);
     if (config.schedule.textfile && report.runId !== null) {
       const db = openDatabase(config.db);
       try {
@@ -45,4 +49,16 @@ export async function run(ctx: CommandContext): Promise<number> {
   } finally {
     signals.dispose();
   }
+}
+
+/** The reconciliation job's outcome: where the report went, or why there is none. */
+function printReconcileJob(ctx: CommandContext, name: string, r: ReconcileJobReport): void {
+  const c = r.reconcile;
+  if (ctx.globals.json) {
+    ctx.stdout.write(`${JSON.stringify({ reportId: r.runId, status: r.status, ...c, ...(r.error ? { error: r.error } : {}), durationMs: r.durationMs })}\n`);
+    return;
+  }
+  if (r.error) ctx.stderr.write(`${name} failed (${r.error.code}): ${redact(r.error.message)}\n`);
+  if (r.status === "succeeded" && ctx.globals.quiet) return;
+  for (const d of c.dirs) ctx.stdout.write(`Reconciliation of ${c.from} with ${c.to} (as of ${c.asOf}): ${d}/report.html (and summary.md, report.json, CSV files)\n`);
 }

@@ -22,6 +22,7 @@ export async function run(ctx: CommandContext): Promise<number> {
     db,
     log,
     waitForSnapshotMs: config.schedule.waitForSnapshotMs,
+    runMissed: ctx.options.runMissed === true,
     ...(config.schedule.textfile ? { textfile: config.schedule.textfile } : {}),
     run: (job, signal) => runJob(job, { config, env: ctx.env, cwd: ctx.cwd, signal, onNotice: (message) => log({ event: "job.notice", job: job.name, message }) }),
   });

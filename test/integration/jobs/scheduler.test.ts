@@ -4,7 +4,7 @@
  * across daylight saving: scheduler-clock.test.ts):
  *
  * - two schedulers on one database run each job once per fire (the catch-up at start included);
- * - a scheduler started after a long gap runs a missed job once, not once per missed slot;
+ * - a scheduler restarted after a long gap runs a missed job once, not once per missed slot;
  * - a failing job reports failure in the textfile and the heartbeat, and the others go on;
  * - SIGTERM in the middle of `run JOB` stops fetching and exits 143 with the run recorded
  *   interrupted, and the next run completes with every change recorded exactly once; the same for
@@ -73,7 +73,7 @@ function setup(name: string): { config: Config; dbPath: string; cwd: string } {
   return { config, dbPath, cwd };
 }
 
-function scheduler(t: { config: Config; dbPath: string; cwd: string }, jobs: Job[], events: LogEvent[], extra: { now?: () => Date; textfile?: string; apiKeyOf?: (j: Job) => string } = {}): { s: Scheduler; db: Database } {
+function scheduler(t: { config: Config; dbPath: string; cwd: string }, jobs: Job[], events: LogEvent[], extra: { now?: () => Date; textfile?: string; apiKeyOf?: (j: Job) => string; runMissed?: boolean } = {}): { s: Scheduler; db: Database } {
   const db = openDatabase(t.dbPath);
   const s = new Scheduler({
     jobs,
@@ -83,6 +83,7 @@ function scheduler(t: { config: Config; dbPath: string; cwd: string }, jobs: Job
     pollMs: 25,
     ...(extra.now ? { now: extra.now } : {}),
     ...(extra.textfile ? { textfile: extra.textfile } : {}),
+    ...(extra.runMissed ? { runMissed: true } : {}),
     run: (j, signal) => runJob(j, { config: t.config, env: {}, cwd: t.cwd, signal, service: { baseUrl: sb.baseUrl, apiKey: extra.apiKeyOf?.(j) ?? sb.keys.full } }),
   });
   return { s, db };
@@ -125,10 +126,10 @@ describe("the scheduler", () => {
     const jobs = [job("groups-designs", ["designs", "groups"]), job("members", ["members"])];
     const ea: LogEvent[] = [];
     const eb: LogEvent[] = [];
-    const a = scheduler(t, jobs, ea);
-    const b = scheduler(t, jobs, eb);
+    const a = scheduler(t, jobs, ea, { runMissed: true });
+    const b = scheduler(t, jobs, eb, { runMissed: true });
     try {
-      // Both start on a snapshot that never ran these jobs: each job is missed once, run once.
+      // Both start (--run-missed) on a snapshot that never ran these jobs: each job runs once.
       await Promise.all([a.s.start(), b.s.start()]);
       await Promise.all([a.s.idle(), b.s.idle()]);
       for (const j of jobs) expect(runsOf(a.db, j.name)).toEqual(["succeeded"]);
@@ -156,12 +157,12 @@ describe("the scheduler", () => {
     }
   });
 
-  it("a scheduler started after a long gap runs a missed job once, and one that is not due not at all", async () => {
+  it("a scheduler restarted after a long gap runs a missed job once, and one that is not due not at all", async () => {
     const t = setup("gap");
     const nightly = job("nightly", ["designs"]);
     const hourly = job("hourly", ["groups"], { schedule: "0 * * * *" });
     const events: LogEvent[] = [];
-    const first = scheduler(t, [nightly, hourly], events);
+    const first = scheduler(t, [nightly, hourly], events, { runMissed: true });
     await first.s.start();
     await first.s.idle();
     await first.s.stop("restart");
@@ -194,7 +195,7 @@ describe("the scheduler", () => {
     const fine = job("fine", ["groups"], { heartbeatUrl: `${hookUrl}/fine` });
     const events: LogEvent[] = [];
     // The broken job's key is refused by the service (401): a real failed run.
-    const { s, db } = scheduler(t, [broken, fine], events, { textfile, apiKeyOf: (j) => (j.name === "broken" ? "not-a-valid-key" : sb.keys.full) });
+    const { s, db } = scheduler(t, [broken, fine], events, { textfile, runMissed: true, apiKeyOf: (j) => (j.name === "broken" ? "not-a-valid-key" : sb.keys.full) });
     pings.length = 0;
     try {
       await s.start();
@@ -276,13 +277,13 @@ describe("benefits-sync sync, stopped by SIGINT", () => {
 });
 
 describe("benefits-sync schedule, stopped", () => {
-  it("SIGTERM while a missed job runs at start: it stops fetching, exits 143, the run recorded interrupted, JSON lines said so", async () => {
+  it("SIGTERM while a job behind its schedule runs at start (--run-missed): it stops fetching, exits 143, the run recorded interrupted, JSON lines said so", async () => {
     const t = setup("daemon");
-    writeFileSync(join(t.cwd, "benefits-sync.config.json"), JSON.stringify({ jobs: { "hourly-member-sync": { enabled: false }, "nightly-claims-export": { enabled: false }, "daily-groups-designs": { enabled: false } } }));
+    writeFileSync(join(t.cwd, "benefits-sync.config.json"), JSON.stringify({ jobs: { "hourly-member-sync": { enabled: false }, "nightly-claims-export": { enabled: false }, "daily-groups-designs": { enabled: false }, "monthly-reconcile": { enabled: false } } }));
     const env = cliEnv(t);
     sb.setFaults({ latencyMs: { min: 250, max: 350 } });
     try {
-      const daemon = startCli(["schedule"], env, t.cwd);
+      const daemon = startCli(["schedule", "--run-missed"], env, t.cwd);
       let out = "";
       daemon.child.stdout!.on("data", (d: Buffer) => (out += d.toString()));
       await waitUntil("the job.started line", () => out.includes('"event":"job.started"'));
@@ -303,6 +304,30 @@ describe("benefits-sync schedule, stopped", () => {
     } finally {
       sb.setFaults({});
     }
+  });
+});
+
+describe("benefits-sync schedule, first start", () => {
+  it("runs nothing on a new snapshot and prints each enabled job's next fire; --help says what --run-missed does", async () => {
+    const t = setup("first-start");
+    const env = cliEnv(t);
+    const daemon = startCli(["schedule"], env, t.cwd);
+    let out = "";
+    daemon.child.stdout!.on("data", (d: Buffer) => (out += d.toString()));
+    await waitUntil("a line per job", () => (out.match(/"event":"job\.next"/g) ?? []).length >= 5);
+    daemon.child.kill("SIGTERM");
+    const r = await daemon.done;
+    expect(r.code, r.stderr).toBe(143);
+    const events = r.stdout.trim().split("\n").map((l) => JSON.parse(l) as { event: string; message?: string });
+    expect(events.map((e) => e.event)).toEqual(["scheduler.started", "job.next", "job.next", "job.next", "job.next", "job.next", "scheduler.stopped"]);
+    expect(events[0]!.message).toBe("first start of a scheduler on this snapshot: nothing was missed, so nothing runs now (`schedule --run-missed` runs each job that is behind its schedule)");
+    const stamp = "\\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d UTC";
+    expect(events.slice(1, 6).map((e) => e.message)).toEqual(
+      ["nightly-claims-export", "hourly-member-sync", "daily-groups-designs", "weekly-full-walk", "monthly-reconcile"].map((j) => expect.stringMatching(new RegExp(`^${j}: never ran; next ${stamp}$`))),
+    );
+    expect(peek(t.dbPath, (db) => db.prepare("SELECT COUNT(*) FROM _runs").pluck().get())).toBe(0);
+    const help = await startCli(["schedule", "--help"], env, t.cwd).done;
+    expect(help.stdout.replace(/\s+/g, " ")).toContain("--run-missed at start, run each job whose last success is older than its latest due time");
   });
 });
 

@@ -19,6 +19,7 @@ describe("the job registry", () => {
       ["hourly-member-sync", "15 * * * *", true, ["lake"]],
       ["daily-groups-designs", "30 1 * * *", true, ["lake"]],
       ["weekly-full-walk", "0 3 * * 0", true, ["lake"]],
+      ["monthly-reconcile", "0 6 1 * *", true, ["lake"]],
     ]);
     expect(JOBS.find((j) => j.name === "nightly-claims-export")?.resources).toEqual(["groups", "claims"]);
   });
@@ -51,7 +52,7 @@ describe("the job registry", () => {
     }
     expect(err).toBeInstanceOf(ConfigError);
     expect((err as ConfigError).problems).toEqual([
-      "jobs.nightly: no such job; the jobs are nightly-claims-export, hourly-member-sync, daily-groups-designs, weekly-full-walk",
+      "jobs.nightly: no such job; the jobs are nightly-claims-export, hourly-member-sync, daily-groups-designs, weekly-full-walk, monthly-reconcile",
       'jobs.hourly-member-sync.schedule: expected a cron expression (minute hour day month weekday), got "every hour"',
       'jobs.hourly-member-sync.timezone: expected an IANA time zone such as "America/Chicago", got "Mars/Olympus"',
       'jobs.hourly-member-sync.sinks: no sink named "nowhere" in "sinks"',
