@@ -23,6 +23,7 @@ const DECLARED_JOBS = {
   "hourly-member-sync": "15 * * * *",
   "daily-groups-designs": "30 1 * * *",
   "weekly-full-walk": "0 3 * * 0",
+  "monthly-reconcile": "0 6 1 * *",
 };
 
 beforeAll(async () => {
