@@ -49,8 +49,10 @@ export function buildProgram(io: CliIo): { program: Command; selected: () => Sel
     // commander's default exit status for a usage error is 1; ours is 2, set by main from the error.
     .exitOverride();
 
+  const byName = new Map<string, Command>();
   for (const spec of COMMANDS) {
-    const cmd = program.command(spec.name).summary(spec.summary).description(spec.description ?? spec.summary);
+    const cmd = (spec.parent ? (byName.get(spec.parent) ?? program) : program).command(spec.name).summary(spec.summary).description(spec.description ?? spec.summary);
+    if (!spec.parent) byName.set(spec.name, cmd);
     if (spec.argument) cmd.argument(`<${spec.argument.name}>`, spec.argument.description);
     for (const opt of spec.options) {
       const parse = parserFor(opt);
