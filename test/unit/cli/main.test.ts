@@ -18,9 +18,14 @@ describe("benefits-sync CLI skeleton", () => {
   it("--help lists every command of the table with its summary, and the global flags", async () => {
     const r = await runCli(["--help"]);
     expect(r.code).toBe(ExitCode.OK);
-    expect(COMMANDS.map((c) => c.name)).toEqual(["doctor", "sync", "runs", "export", "reconcile", "jobs", "run", "schedule", "demo", "sandbox"]);
+    const top = COMMANDS.filter((c) => !c.parent);
+    expect(top.map((c) => c.name)).toEqual(["doctor", "sync", "runs", "export", "reconcile", "jobs", "run", "schedule", "demo", "sandbox"]);
+    // A subcommand is listed by its parent's help, not the program's.
+    expect(COMMANDS.filter((c) => c.parent).map((c) => `${c.parent} ${c.name}`)).toEqual(["sandbox advance"]);
+    const sandboxHelp = (await runCli(["sandbox", "--help"])).stdout.replace(/\s+/g, " ");
+    expect(sandboxHelp).toContain("advance [options] make simulated days pass in a running sandbox");
     const flat = r.stdout.replace(/\s+/g, " ");
-    for (const c of COMMANDS) expect(flat).toContain(`${c.name}${c.options.length ? " [options]" : ""}${c.argument ? ` <${c.argument.name}>` : ""} ${c.summary}`);
+    for (const c of top) expect(flat).toContain(`${c.name}${c.options.length ? " [options]" : ""}${c.argument ? ` <${c.argument.name}>` : ""} ${c.summary}`);
     for (const flag of ["--config <file>", "--db <file>", "--base-url <url>", "--env <name>", "--json", "--quiet", "--version"]) {
       expect(r.stdout).toContain(flag);
     }
