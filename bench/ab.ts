@@ -21,7 +21,7 @@ if (!oldTree || !newTree) {
 }
 const trees: Record<string, string> = { A: oldTree, B: newTree };
 const window = ["2000-01-01", "2100-12-31"];
-const sandbox = spawn(process.execPath, [join(newTree, "dist/src/sandbox/serve.js"), "--members", members, "--groups", groups, "--claims-per-member", "3"], {
+const sandbox = spawn(process.execPath, [join(newTree, "dist/src/sandbox/serve.js"), "--today", "2026-01-15", "--members", members, "--groups", groups, "--claims-per-member", "3"], {
   stdio: ["ignore", "pipe", "inherit"],
 });
 const info = JSON.parse(await new Promise<string>((r) => createInterface({ input: sandbox.stdout }).once("line", r))) as { baseUrl: string; keys: { full: string } };

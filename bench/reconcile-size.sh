@@ -16,7 +16,7 @@ sandbox_pid=""
 cleanup() { [ -n "$sandbox_pid" ] && kill "$sandbox_pid" 2>/dev/null; rm -rf "$work"; }
 trap cleanup EXIT
 
-node "$here/dist/src/sandbox/serve.js" --members "$members" --groups "$groups" --claims-per-member 3 > "$work/sandbox.json" &
+node "$here/dist/src/sandbox/serve.js" --today 2026-01-15 --members "$members" --groups "$groups" --claims-per-member 3 > "$work/sandbox.json" &
 sandbox_pid=$!
 while [ ! -s "$work/sandbox.json" ]; do sleep 0.2; done
 read -r url key today < <(node -e 'const j = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8").split("\n")[0]); console.log(j.baseUrl, j.keys.full, j.today)' "$work/sandbox.json")

@@ -51,7 +51,8 @@ interface Sandbox {
 }
 
 async function startSandbox(args: string[]): Promise<Sandbox> {
-  const child = spawn(process.execPath, [serveJs, ...args], { stdio: ["ignore", "pipe", "inherit"] });
+  // A fixed simulated today: the figures compare across runs only if the world is the same.
+  const child = spawn(process.execPath, [serveJs, "--today", "2026-01-15", ...args], { stdio: ["ignore", "pipe", "inherit"] });
   const first = await new Promise<string>((resolve, reject) => {
     const rl = createInterface({ input: child.stdout });
     rl.once("line", resolve);

@@ -28,7 +28,7 @@ export const RETRYABLE_TRANSPORT_CODES: ReadonlySet<string> = new Set([
   "BODY_DEADLINE",
 ]);
 
-const DETAILS: Record<string, string> = {
+export const DETAILS: Record<string, string> = {
   ECONNREFUSED: "connection refused",
   UND_ERR_CONNECT_TIMEOUT: "connect deadline passed",
   ETIMEDOUT: "timed out",

@@ -204,8 +204,15 @@ export const COMMANDS: readonly CommandSpec[] = [
   {
     name: "sandbox",
     summary: "serve the local sandbox of the service; print its base URL and keys",
+    description:
+      "Serve the sandbox: a local stand-in for the service (the same API and keys, generated people, no real data) on " +
+      "127.0.0.1, and print its base URL and keys. Its today is the real date unless --today fixes it, so the claims " +
+      "window and reconcile --as-of mean what they mean against the service. Days pass only when asked: " +
+      "`benefits-sync sandbox advance --url URL [--days N]`, a client of its control endpoint POST /_sandbox/advance " +
+      "(loopback only, no key; GET|POST /_sandbox/faults sets faults). Serves until SIGINT or SIGTERM.",
     options: [
       { flags: "--port <n>", description: "port to listen on (default: any free port)", parse: "nonNegativeInt" },
+      { flags: "--today <date>", description: "the simulated today, YYYY-MM-DD, for reproducible runs (default: the real date, UTC)", parse: "date" },
       { flags: "--seed <s>", description: "seed of the generated data" },
       { flags: "--members <n>", description: "members to generate", parse: "positiveInt" },
       { flags: "--groups <n>", description: "groups (policies) to generate", parse: "positiveInt" },
@@ -213,5 +220,18 @@ export const COMMANDS: readonly CommandSpec[] = [
       { flags: "--latency-ms <n>", description: "latency per request: each answer leaves n ms after its request arrived", parse: "nonNegativeInt" },
     ],
     load: () => import("./commands/sandbox.js"),
+  },
+  {
+    name: "sandbox advance",
+    summary: "make simulated days pass in a running sandbox",
+    description:
+      "Make N simulated days pass in the sandbox at --url (POST /_sandbox/advance once per day): new hires, " +
+      "terminations, claims, deletions. Prints each day's number of changes and the sandbox's new today. Exit 0 when " +
+      "every day passed, 1 when the sandbox could not be reached or the URL is not a sandbox, 2 for bad usage.",
+    options: [
+      { flags: "--url <url>", description: "the sandbox's base URL, printed in its banner" },
+      { flags: "--days <n>", description: "days to pass (default 1)", parse: "positiveInt" },
+    ],
+    load: () => import("./commands/sandbox-advance.js"),
   },
 ];

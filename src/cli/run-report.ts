@@ -33,6 +33,7 @@ export function printRunReport(ctx: Ctx, report: RunReport & { delivery?: CsvDel
         resources: report.resources,
         ...(report.error ? { error: report.error } : {}),
         durationMs: report.durationMs,
+        ...(report.newFields ? { newFields: report.newFields } : {}),
         ...(folder ? { deltas: folder.dir } : {}),
         ...(delivery
           ? {

@@ -33,6 +33,8 @@ export interface DemoResult {
 }
 
 const DEMO_MEMBERS = 5000;
+/** A fixed simulated today, so every demo tells the same story whatever the date. */
+const DEMO_TODAY = "2026-01-15";
 
 /** The demo's claims lookback: long enough to hold every claim the sandbox generates. */
 const DEMO_LOOKBACK_DAYS = 365;
@@ -50,7 +52,7 @@ export async function runDemo(opts: DemoOptions): Promise<DemoResult> {
   // The demo starts from nothing each time; it only ever removes its own files.
   for (const f of [dbPath, `${dbPath}-wal`, `${dbPath}-shm`]) if (existsSync(f)) rmSync(f);
   // One record of each kind the report's consistency checks look for, so the report has findings to show.
-  const sb = await startSandbox({ members: opts.members ?? DEMO_MEMBERS, seed: opts.seed ?? 1, inconsistencies: true });
+  const sb = await startSandbox({ members: opts.members ?? DEMO_MEMBERS, seed: opts.seed ?? 1, today: DEMO_TODAY, inconsistencies: true });
   const client = createClient({ baseUrl: sb.baseUrl, apiKey: sb.keys.full });
   const db = openDatabase(dbPath);
   try {

@@ -23,7 +23,7 @@ export interface NotStartedReport {
   readonly resumedFrom?: undefined;
   readonly resources: Partial<Record<StoredResource, ResourceCounts>>;
   readonly error: { readonly code: string; readonly message: string };
-  readonly durationMs: number;
+  readonly durationMs: number;  readonly newFields?: undefined;
 }
 
 export interface StartedRunReport {
@@ -34,4 +34,6 @@ export interface StartedRunReport {
   readonly resources: Partial<Record<StoredResource, ResourceCounts>>;
   readonly error?: { readonly code: string; readonly message: string };
   readonly durationMs: number;
+  /** Field paths this run was the first to see (src/store/field-paths.ts); absent when none. */
+  readonly newFields?: readonly { readonly resource: string; readonly path: string }[];
 }

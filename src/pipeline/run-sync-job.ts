@@ -1,3 +1,4 @@
+import { newFieldsNotice, newFieldsOfRun } from "./new-fields-notice.js";
 import { createClient } from "../api/client.js";
 import type { Logger } from "../api/logger.js";
 import { clientOptionsFromConfig } from "../config/client-options.js";
@@ -97,7 +98,7 @@ export async function runSyncJob(opts: SyncJobOptions): Promise<RunReport & { de
     }
     // Computed once, from the run's start: a run that crosses midnight keeps one window.
     const claimsWindow = claimsWindowFor(config, opts.claimsSince, opts.claimsUntil, today);
-    const report = await sync({
+    let report: RunReport = await sync({
       source: client,
       store: snapshot.port,
       job: opts.job ?? "sync",
@@ -115,6 +116,11 @@ export async function runSyncJob(opts: SyncJobOptions): Promise<RunReport & { de
       ...(opts.onProgress ? { onProgress: opts.onProgress } : {}),
       ...(opts.signal ? { signal: opts.signal } : {}),
     });
+    const fresh = report.runId !== null && !report.dryRun ? newFieldsOfRun(config.db, report.runId) : [];
+    if (fresh.length > 0 && report.runId !== null) {
+      opts.onNotice?.(newFieldsNotice(report.runId, fresh));
+      report = { ...report, newFields: fresh };
+    }
     if (report.status === "succeeded" && !report.dryRun && (opts.resources ?? ["claims"]).includes("claims") && opts.onNotice) {
       for (const n of claimsWindowNotices(config.db, claimsWindow, report.resources.claims?.seen ?? 0, report.resumedFrom)) opts.onNotice(n);
     }

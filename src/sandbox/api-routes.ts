@@ -66,7 +66,9 @@ function sendPage(res: ServerResponse, resource: ListResource, filterKey: string
   }
   const page = takePage(stream, size);
   const every = lf?.plan.itemWithoutIdEvery;
-  const parts = page.items.map((item, i) => {
+  const extra = lf?.plan.extraFields?.[resource];
+  const parts = page.items.map((item0, i) => {
+    const item = extra ? { ...item0, ...extra } : item0;
     if (every && every > 0 && i < page.items.length - 1 && hash32(item.id.length, ...idWords(item.id)) % every === 0) {
       const { id: _drop, ...rest } = item;
       return JSON.stringify(rest);

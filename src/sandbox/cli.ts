@@ -20,11 +20,13 @@ export async function runSandboxCommand(options: SandboxCommandOptions, io: Sand
   const out = io.out ?? ((line: string) => process.stdout.write(`${line}\n`));
   const sb = await startSandbox(toSandboxOptions(options));
   // The sandbox's keys are local test credentials, printed by design so users can paste them.
-  out(`Sandbox listening on ${sb.baseUrl} (simulated today ${sb.today})`);
+  out(`benefits-sync sandbox: a local stand-in for the service, serving generated people (no real data).`);
+  out(`Sandbox listening on ${sb.baseUrl}, today ${sb.today} (${options.today === undefined ? "the real date; --today fixes it" : "fixed by --today"})`);
   out(`  full key:       ${sb.keys.full}`);
   out(`  read-only key:  ${sb.keys.readOnly}`);
   out(`  no-claims key:  ${sb.keys.noClaims}`);
   out(`  try: BENEFITS_BASE_URL=${sb.baseUrl} BENEFITS_API_KEY=${sb.keys.full} benefits-sync sync`);
+  out(`  a day passes: benefits-sync sandbox advance --url ${sb.baseUrl} [--days N]`);
   out(`  controls (loopback only): POST ${sb.baseUrl}/_sandbox/advance, GET|POST ${sb.baseUrl}/_sandbox/faults`);
   out("Press Ctrl+C to stop.");
   await untilStopped(io.signal);

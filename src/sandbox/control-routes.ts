@@ -37,6 +37,7 @@ export const FaultPlanSchema = z.strictObject({
   pageSizeOverride: z.number().int().min(1).optional(),
   itemWithoutIdEvery: z.number().int().min(1).optional(),
   omitHasMore: z.boolean().optional(),
+  extraFields: z.partialRecord(z.enum(ListResources), z.record(z.string(), z.unknown())).optional(),
 });
 
 function parse<T>(schema: z.ZodType<T>, body: unknown): T {

@@ -52,6 +52,11 @@ export interface FaultPlan {
   itemWithoutIdEvery?: number;
   /** Leave `hasMore` out, so the end of a list is an empty page. */
   omitHasMore?: boolean;
+  /**
+   * Fields the service added within a version without notice (the spec allows it): merged into
+   * every listed item of that resource, e.g. `{ members: { preferredLanguage: "en" } }`.
+   */
+  extraFields?: Partial<Record<ListResource, Record<string, unknown>>>;
 }
 
 export type FaultAction = "none" | "400" | "429" | "500" | "502" | "503" | "reset" | "hang";

@@ -1,4 +1,8 @@
-/** Command-line options of `benefits-sync sandbox` and `serve.js`, checked once at the edge. */
+/**
+ * Command-line options of `benefits-sync sandbox` and `serve.js`, checked once at the edge. A sandbox
+ * started from the command line stands in for the service, so its "today" is the real date unless
+ * `--today` fixes it (tests, the demo and the benchmarks fix it, for reproducible runs).
+ */
 import { ConfigError } from "../errors.js";
 import { isValidIsoDay } from "./dates.js";
 import type { SandboxOptions } from "./sandbox.js";
@@ -26,6 +30,11 @@ function num(problems: string[], name: string, v: number | string | undefined, m
   return n;
 }
 
+/** The real date, UTC, as the service sees it. */
+export function realToday(now: Date = new Date()): string {
+  return now.toISOString().slice(0, 10);
+}
+
 /** Turn command options into SandboxOptions; every bad value is reported in one ConfigError. */
 export function toSandboxOptions(o: SandboxCommandOptions): SandboxOptions {
   const problems: string[] = [];
@@ -44,10 +53,9 @@ export function toSandboxOptions(o: SandboxCommandOptions): SandboxOptions {
   if (latency !== undefined && latency > 0) out.faults = { latencyMs: latency };
   const wd = num(problems, "webhook-delay-ms", o.webhookDelayMs, 0, 3_600_000);
   if (wd !== undefined) out.webhookDelayMs = wd;
-  if (o.today !== undefined) {
-    if (isValidIsoDay(o.today)) out.today = o.today;
-    else problems.push(`--today: expected a date YYYY-MM-DD, got ${JSON.stringify(o.today)}`);
-  }
+  if (o.today === undefined) out.today = realToday();
+  else if (isValidIsoDay(o.today)) out.today = o.today;
+  else problems.push(`--today: expected a date YYYY-MM-DD, got ${JSON.stringify(o.today)}`);
   if (problems.length) throw new ConfigError(problems);
   return out;
 }

@@ -193,6 +193,13 @@ export const migrations: readonly ((db: Database) => void)[] = [
     ensureIndexes(db);
     createViews(db);
   },
+  // 9: field paths the schemas do not name, each with the first run that saw it (field-paths.ts),
+  // so that a field the service added without notice is told once. Paths only, never a value.
+  (db) => {
+    db.exec(`CREATE TABLE IF NOT EXISTS new_fields (
+      resource TEXT NOT NULL, path TEXT NOT NULL, first_run_id INTEGER NOT NULL, first_seen_at TEXT NOT NULL,
+      PRIMARY KEY (resource, path)) WITHOUT ROWID`);
+  },
 ];
 
 /** Bring the database to the latest schema. Refuses a database newer than this code. */

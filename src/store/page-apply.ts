@@ -15,6 +15,7 @@ import type { Database, Statement } from "better-sqlite3";
 import { redact } from "../errors.js";
 import type { ResourceCounts } from "./counts.js";
 import { changedFields } from "./field-diff.js";
+import { recordNewFields } from "./new-fields.js";
 import type { Encoder, PreparedPage, PreparedRecord, Problem } from "./prepare-page.js";
 import { ChildOf, type StoredResource } from "./resources.js";
 import type { ActiveRun } from "./run-state.js";
@@ -74,6 +75,7 @@ export class PageApplier {
     const { reread, problems, vids } = this.upsertMany(run, scope, records);
     for (const p of problems) this.quarantine(run, scope, p, observedAt);
     quarantined += problems.length;
+    recordNewFields(this.d.db, run.runId, observedAt, [...(page.newFields ?? []), ...this.d.encoder.fields.drain()]);
     let children = 0;
     if (childSpec) {
       // Children of a parent whose fingerprint held are unchanged with it.

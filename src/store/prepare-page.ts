@@ -1,6 +1,7 @@
 import { createHash, hash } from "node:crypto";
 import { canonicalJson, type SsnMasker } from "./canonical.js";
 import { maskPii, ssnMasker, type PiiMode } from "./pii.js";
+import { FieldScanner, type NewField } from "./field-paths.js";
 import { ChildOf, type WalkedResource } from "./resources.js";
 import { topLevelString } from "../api/raw-items.js";
 
@@ -51,6 +52,8 @@ export interface Problem {
 export interface PreparedPage {
   readonly records: readonly PreparedRecord[];
   readonly problems: readonly Problem[];
+  /** Field paths the schemas do not name, first met on this page (see field-paths.ts). */
+  readonly newFields?: readonly NewField[];
 }
 
 /**
@@ -61,6 +64,8 @@ export class Encoder {
   readonly masker: SsnMasker | undefined;
   private readonly fpSecret: string;
   private readonly pageSecret: Buffer;
+  /** Every record this encoder parses is scanned here, where it is parsed anyway. */
+  readonly fields = new FieldScanner();
 
   constructor(readonly options: EncodingOptions) {
     const mode = options.piiMode ?? "token";
@@ -88,6 +93,7 @@ export class Encoder {
   }
 
   private encoded(resource: WalkedResource, rec: Record<string, unknown>): { canonical: string; hash: string } {
+    this.fields.scan(resource, rec);
     const canonical = this.encodeParent(resource, rec);
     return { canonical, hash: versionHash(canonical) };
   }
@@ -153,7 +159,8 @@ export class Encoder {
         ...(encode ? { ...this.encoded(resource, rec), ...(kids ? { children: kids.children } : {}) } : {}),
       });
     });
-    return { records, problems };
+    const newFields = this.fields.drain();
+    return newFields.length > 0 ? { records, problems, newFields } : { records, problems };
   }
 
   /**

@@ -17,7 +17,7 @@ const members = Number(process.env.SANDBOX_MILLION_MEMBERS ?? 1_000_000);
 describe.runIf(process.env.SANDBOX_MILLION === "1")("a 1,000,000-member walk", () => {
   it("is served completely in bounded memory", { timeout: 600_000 }, async () => {
     expect(existsSync(SERVE)).toBe(true);
-    const child = spawn(process.execPath, [SERVE, "--members", String(members), "--seed", "42"], { stdio: ["ignore", "pipe", "inherit"] });
+    const child = spawn(process.execPath, [SERVE, "--today", "2026-01-15", "--members", String(members), "--seed", "42"], { stdio: ["ignore", "pipe", "inherit"] });
     try {
       const line = await new Promise<string>((resolve) => createInterface({ input: child.stdout }).once("line", resolve));
       const { baseUrl, keys } = JSON.parse(line) as { baseUrl: string; keys: { full: string } };

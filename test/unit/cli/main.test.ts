@@ -18,14 +18,16 @@ describe("benefits-sync CLI skeleton", () => {
   it("--help lists every command of the table with its summary, and the global flags", async () => {
     const r = await runCli(["--help"]);
     expect(r.code).toBe(ExitCode.OK);
-    expect(COMMANDS.map((c) => c.name)).toEqual(["doctor", "init", "config check", "sync", "runs", "export", "reconcile", "jobs", "run", "schedule", "demo", "sandbox"]);
+    expect(COMMANDS.map((c) => c.name)).toEqual(["doctor", "init", "config check", "sync", "runs", "export", "reconcile", "jobs", "run", "schedule", "demo", "sandbox", "sandbox advance"]);
     const flat = r.stdout.replace(/\s+/g, " ");
-    // A command in a group (`config check`) is listed by `benefits-sync config --help`; the group here.
+    // A command of a group (`config check`, `sandbox advance`) is listed by its group's help; the group here.
     for (const c of COMMANDS.filter((c) => !c.name.includes(" "))) {
       const arg = c.argument ? (c.argument.optional ? ` [${c.argument.name}]` : ` <${c.argument.name}>`) : "";
       expect(flat).toContain(`${c.name}${c.options.length ? " [options]" : ""}${arg} ${c.summary}`);
     }
     expect(flat).toContain("config config commands");
+    const sandboxHelp = (await runCli(["sandbox", "--help"])).stdout.replace(/\s+/g, " ");
+    expect(sandboxHelp).toContain("advance [options] make simulated days pass in a running sandbox");
     for (const flag of ["--config <file>", "--db <file>", "--base-url <url>", "--env <name>", "--json", "--quiet", "--version"]) {
       expect(r.stdout).toContain(flag);
     }

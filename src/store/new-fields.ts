@@ -1,0 +1,27 @@
+/**
+ * The snapshot's record of new field paths (table `new_fields`, see field-paths.ts): each path of
+ * each resource once, with the first run that saw it. Paths only: the table never holds a value.
+ */
+import type { Database } from "better-sqlite3";
+import type { NewField } from "./field-paths.js";
+
+export interface NewFieldRow {
+  readonly resource: string;
+  readonly path: string;
+  readonly first_run_id: number;
+  readonly first_seen_at: string;
+}
+
+/** Keep the first sighting of each path; later sightings change nothing. */
+export function recordNewFields(db: Database, runId: number, at: string, fields: readonly NewField[]): void {
+  if (fields.length === 0) return;
+  const insert = db.prepare("INSERT OR IGNORE INTO new_fields (resource, path, first_run_id, first_seen_at) VALUES (?, ?, ?, ?)");
+  for (const f of fields) insert.run(f.resource, f.path, runId, at);
+}
+
+/** The paths run `runId` was the first to see (or every path, without it), in a stable order. */
+export function newFields(db: Database, runId?: number): NewFieldRow[] {
+  const where = runId === undefined ? "" : "WHERE first_run_id = ?";
+  const stmt = db.prepare(`SELECT resource, path, first_run_id, first_seen_at FROM new_fields ${where} ORDER BY resource, path`);
+  return (runId === undefined ? stmt.all() : stmt.all(runId)) as NewFieldRow[];
+}

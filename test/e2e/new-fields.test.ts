@@ -1,0 +1,76 @@
+/**
+ * A field the service adds without notice is told once: the run that first sees it names each new
+ * path (paths only, never a value, an SSN's least of all), the snapshot keeps them in `new_fields`
+ * with that run, and later runs say nothing. The sandbox serves the extra fields on demand.
+ */
+import BetterSqlite3 from "better-sqlite3";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { request } from "undici";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startCli, type CliRun } from "../helpers/cli-process.js";
+import { waitUntil } from "../helpers/wait.js";
+
+const SSN = "123-45-6789";
+let dir: string;
+let sandbox: CliRun;
+let env: Record<string, string>;
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), "bsync-newfields-"));
+  sandbox = startCli(["sandbox", "--members", "300", "--seed", "8"], {});
+  let out = "";
+  sandbox.child.stdout!.on("data", (d: Buffer) => (out += d.toString()));
+  const url = await waitUntil("the sandbox's banner", () => /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(out)?.[1]);
+  const key = await waitUntil("the full key", () => /full key:\s+(\S+)/.exec(out)?.[1]);
+  env = { BENEFITS_BASE_URL: url, BENEFITS_API_KEY: key, BENEFITS_DB: join(dir, "snap.db") };
+});
+afterAll(async () => {
+  sandbox.child.kill("SIGTERM");
+  await sandbox.done;
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const sync = () => startCli(["sync", "--json"], env, dir).done;
+
+describe("new field paths", () => {
+  it("are told by the run that first sees them, kept with it, and never with a value", async () => {
+    const first = await sync();
+    expect(first.code, first.stderr).toBe(0);
+    expect(first.stderr).not.toMatch(/does not know/);
+    const plan = { extraFields: { members: { preferredLanguage: "en", benefitsContact: { name: "Pat", ssn: SSN } }, claims: { priorAuthNumber: "PA-1" } } };
+    const res = await request(`${env.BENEFITS_BASE_URL}/_sandbox/faults`, { method: "POST", body: JSON.stringify(plan), headers: { "content-type": "application/json" } });
+    expect(res.statusCode, await res.body.text()).toBe(200);
+
+    const second = await sync();
+    expect(second.code, second.stderr).toBe(0);
+    expect(second.stderr).toContain(
+      "The service sent 3 fields benefits-sync does not know, first seen in run 2 (claims: priorAuthNumber; members: benefitsContact, preferredLanguage). " +
+        "They are stored as sent; `benefits-sync doctor` lists them.",
+    );
+    expect(JSON.parse(second.stdout).newFields).toEqual([
+      { resource: "claims", path: "priorAuthNumber" },
+      { resource: "members", path: "benefitsContact" },
+      { resource: "members", path: "preferredLanguage" },
+    ]);
+    expect(second.stdout + second.stderr).not.toContain(SSN);
+
+    const third = await sync();
+    expect(third.code, third.stderr).toBe(0);
+    expect(third.stderr).not.toMatch(/does not know/);
+
+    const db = new BetterSqlite3(env.BENEFITS_DB!, { readonly: true });
+    try {
+      const rows = db.prepare("SELECT resource, path, first_run_id FROM new_fields ORDER BY resource, path").all();
+      expect(rows).toEqual([
+        { resource: "claims", path: "priorAuthNumber", first_run_id: 2 },
+        { resource: "members", path: "benefitsContact", first_run_id: 2 },
+        { resource: "members", path: "preferredLanguage", first_run_id: 2 },
+      ]);
+      expect(JSON.stringify(db.prepare("SELECT * FROM new_fields").all())).not.toContain(SSN);
+    } finally {
+      db.close();
+    }
+  });
+});
