@@ -8,14 +8,19 @@ import { fileURLToPath } from "node:url";
 
 export const README = fileURLToPath(new URL("../../README.md", import.meta.url));
 
-/** The lines after the naming comment of the fenced block named `name` (exactly one must exist). */
-export function readmeBlock(name: string): string[] {
-  const text = readFileSync(README, "utf8");
+/** The lines after the naming comment of each fenced block named `name`, in README order. */
+export function readmeBlocks(name: string): string[][] {
   const found: string[][] = [];
-  for (const m of text.matchAll(/^```[a-z]*\n([\s\S]*?)^```$/gm)) {
+  for (const m of readFileSync(README, "utf8").matchAll(/^```[a-z]*\n([\s\S]*?)^```$/gm)) {
     const lines = (m[1] ?? "").replace(/\n$/, "").split("\n");
     if (lines[0] === `# ${name}`) found.push(lines.slice(1));
   }
+  return found;
+}
+
+/** The lines of the one fenced block named `name` (exactly one must exist). */
+export function readmeBlock(name: string): string[] {
+  const found = readmeBlocks(name);
   if (found.length !== 1) throw new Error(`README: ${found.length} blocks named "# ${name}" (expected exactly one)`);
   return found[0]!;
 }
