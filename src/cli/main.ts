@@ -8,6 +8,7 @@ import { pathToFileURL } from "node:url";
 import { CommanderError } from "commander";
 import type { Config, ConfigFlags } from "../config/index.js";
 import { BenefitsSyncError, ConfigError, redact } from "../errors.js";
+import { quietWhenReaderLeaves } from "./broken-pipe.js";
 import { COMMANDS } from "./commands.js";
 import type { CliIo, CommandContext } from "./context.js";
 import { ExitCode } from "./exit-codes.js";
@@ -93,6 +94,8 @@ function isEntryPoint(): boolean {
 }
 
 if (isEntryPoint()) {
+  quietWhenReaderLeaves(process.stdout);
+  quietWhenReaderLeaves(process.stderr);
   main(process.argv.slice(2), { stdout: process.stdout, stderr: process.stderr }).then(
     (code) => {
       process.exitCode = code;

@@ -59,7 +59,7 @@ export async function run(ctx: CommandContext): Promise<number> {
   say(`  sqlite3 ${rel(result.dbPath)} "SELECT resource, op, COUNT(*) FROM changes WHERE run_id = ${result.second.runId} GROUP BY 1, 2"`);
   say(`  sqlite3 ${rel(result.dbPath)} "SELECT resource, id, field, old_value, new_value FROM field_changes WHERE run_id = ${result.second.runId} LIMIT 10"`);
   say("  (the README's analyst guide has more questions, each tested)");
-  say(`  BENEFITS_DB=${rel(result.dbPath)} npx benefits-sync runs`);
+  say(`  BENEFITS_DB=${rel(result.dbPath)} benefits-sync runs`);
   say("");
   say(`Report: ${rel(join(rep.dir, "report.html"))}`);
   return ok ? ExitCode.OK : ExitCode.RUN_FAILED;

@@ -1,0 +1,136 @@
+/**
+ * The README's install, run as printed: a clone (this repository's tracked files, with its
+ * installed node_modules, as `npm ci` leaves it) packs itself and installs the tarball into a
+ * temporary npm prefix; then `benefits-sync --help` and `benefits-sync demo` run from another
+ * folder with only that prefix's bin added to the PATH. The link install from the clone too. No
+ * dist/ is copied: the tarball's must come from the package's own build at pack time (prepack).
+ *
+ * better-sqlite3 is native: its install fetches a prebuilt binary from GitHub, which this
+ * workplace cannot reach, and compiling SQLite again takes minutes. The repository's own compiled
+ * binary is handed to it as that prebuilt file (its `local_prebuilds` setting), so the install is
+ * the one a user with a prebuilt gets; if the registry resolves another better-sqlite3 version,
+ * the install compiles it, slower but the same test.
+ */
+import { execFileSync, spawnSync } from "node:child_process";
+import { copyFileSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, symlinkSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { delimiter, dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { readmeBlock } from "../helpers/readme-blocks.js";
+
+const root = fileURLToPath(new URL("../..", import.meta.url));
+const pkg = JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as { name: string; version: string };
+let tmp: string;
+let clone: string;
+
+/** The environment a user's shell would give npm: ours without npm's own run-script variables. */
+function userEnv(extra: Record<string, string>): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !/^npm_/i.test(k)) env[k] = v;
+  return { ...env, npm_config_update_notifier: "false", npm_config_fund: "false", npm_config_audit: "false", ...extra };
+}
+
+/** npm settings of the test's own: a temporary global prefix, the npm cache first, the prebuilt binary. */
+function npmEnv(prefix: string): Record<string, string> {
+  return userEnv({ npm_config_prefix: prefix, npm_config_prefer_offline: "true", npm_config_better_sqlite3_local_prebuilds: join(tmp, "prebuilds") });
+}
+
+/** One README line through `sh -c`, as pasted into a shell. */
+function sh(line: string, cwd: string, env: Record<string, string>) {
+  const r = spawnSync("sh", ["-c", line], { cwd, env, encoding: "utf8", maxBuffer: 64 * 1024 * 1024 });
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+/** A PATH with `bin` first and nothing of this repository (its node_modules/.bin included). */
+function pathWith(bin: string): string {
+  const rest = (process.env.PATH ?? "").split(delimiter).filter((p) => p && !p.startsWith(root) && !p.includes("node_modules"));
+  return [bin, ...rest].join(delimiter);
+}
+
+/** What a clone holds: the tracked files (and new ones not ignored), no dist/, node_modules as installed. */
+function makeClone(dir: string): void {
+  const files = execFileSync("git", ["ls-files", "-z", "--cached", "--others", "--exclude-standard"], { cwd: root, encoding: "utf8" }).split("\0").filter(Boolean);
+  for (const f of files) {
+    if (!existsSync(join(root, f))) continue; // deleted in the work tree, not yet committed
+    mkdirSync(dirname(join(dir, f)), { recursive: true });
+    copyFileSync(join(root, f), join(dir, f));
+  }
+  symlinkSync(realpathSync(join(root, "node_modules")), join(dir, "node_modules"));
+}
+
+/** The repository's compiled better-sqlite3, packed as the prebuilt file its install looks for. */
+function makePrebuild(dir: string): void {
+  mkdirSync(dir, { recursive: true });
+  const bs = join(root, "node_modules", "better-sqlite3");
+  const version = (JSON.parse(readFileSync(join(bs, "package.json"), "utf8")) as { version: string }).version;
+  if (!existsSync(join(bs, "build", "Release", "better_sqlite3.node"))) return; // nothing to hand over: the install compiles
+  const name = `better-sqlite3-v${version}-node-v${process.versions.modules}-${process.platform}-${process.arch}.tar.gz`;
+  execFileSync("tar", ["-czf", join(dir, name), "-C", bs, "build/Release/better_sqlite3.node"]);
+}
+
+beforeAll(() => {
+  tmp = mkdtempSync(join(tmpdir(), "bs-install-"));
+  clone = join(tmp, "clone");
+  makeClone(clone);
+  makePrebuild(join(tmp, "prebuilds"));
+  mkdirSync(join(tmp, "elsewhere"));
+}, 120_000);
+afterAll(() => rmSync(tmp, { recursive: true, force: true }));
+
+describe("install from a clone, as the README prints it", () => {
+  it("a copy: `npm pack` builds the tarball, `npm install -g` it, then --help and demo run from another folder", () => {
+    const prefix = join(tmp, "prefix-copy");
+    for (const line of readmeBlock("install: a copy, from a clone")) {
+      const r = sh(line, clone, npmEnv(prefix));
+      expect(r.code, `${line}\n${r.stderr}`).toBe(0);
+    }
+
+    // The tarball carries the built CLI, not sources, tests, benchmarks or source maps.
+    const tarball = readdirSync(clone).find((f) => f.endsWith(".tgz"));
+    expect(tarball).toBe(`${pkg.name}-${pkg.version}.tgz`);
+    const listed = execFileSync("tar", ["-tzf", join(clone, tarball!)], { encoding: "utf8" }).split("\n").filter(Boolean);
+    expect(listed).toEqual(expect.arrayContaining(["package/package.json", "package/README.md", "package/dist/src/cli/main.js", "package/dist/src/store/snapshot-worker.js", "package/dist/jobs/index.js", "package/dist/schemas/index.js"]));
+    expect(listed.filter((f) => !/^package\/(dist\/(src|jobs|schemas)\/.*\.(js|d\.ts)|package\.json|README\.md)$/.test(f))).toEqual([]);
+
+    // A copy, not a link to the clone.
+    const installed = join(prefix, "lib", "node_modules", pkg.name);
+    expect(lstatSync(installed).isSymbolicLink()).toBe(false);
+
+    const env = userEnv({ PATH: pathWith(join(prefix, "bin")) });
+    const here = join(tmp, "elsewhere");
+    const [help, demo, ...more] = readmeBlock("install: check, from any folder");
+    expect([help, demo, more]).toEqual(["benefits-sync --help", "benefits-sync demo", []]);
+    expect(sh("command -v benefits-sync", here, env).stdout.trim()).toBe(join(prefix, "bin", "benefits-sync"));
+
+    const h = sh(help!, here, env);
+    expect(h.code, h.stderr).toBe(0);
+    expect(h.stdout).toMatch(/^Usage: benefits-sync \[options\] \[command\]/);
+
+    const d = sh(demo!, here, env);
+    expect(d.code, d.stderr).toBe(0);
+    expect(d.stdout).toContain("The recorded changes equal the sandbox's own record of the day, exactly.");
+    expect(d.stdout.trim().split("\n").at(-1)).toBe(`Report: ${join("benefits-sync-demo", "report", "report.html")}`);
+    expect(existsSync(join(here, "benefits-sync-demo", "report", "report.html"))).toBe(true);
+
+    // The demo's hints name the installed command (npx here would ask the public registry), and run as printed.
+    expect(d.stdout).not.toContain("npx");
+    const hint = d.stdout.split("\n").find((l) => /^\s+BENEFITS_DB=\S+ benefits-sync runs$/.test(l));
+    expect(hint, d.stdout).toBeDefined();
+    const runs = sh(hint!.trim(), here, env);
+    expect(runs.code, runs.stderr).toBe(0);
+    expect(runs.stdout).toMatch(/succeeded/);
+  }, 900_000);
+
+  it("a link: `npm run build` then `npm install -g .` puts the clone's bin on the PATH", () => {
+    const prefix = join(tmp, "prefix-link");
+    rmSync(join(clone, "dist"), { recursive: true, force: true });
+    for (const line of readmeBlock("install: a link, from a clone")) {
+      const r = sh(line, clone, npmEnv(prefix));
+      expect(r.code, `${line}\n${r.stderr}`).toBe(0);
+    }
+    expect(realpathSync(join(prefix, "lib", "node_modules", pkg.name))).toBe(realpathSync(clone));
+    const v = sh("benefits-sync --version", join(tmp, "elsewhere"), userEnv({ PATH: pathWith(join(prefix, "bin")) }));
+    expect(v).toMatchObject({ code: 0, stdout: `${pkg.version}\n` });
+  }, 600_000);
+});
