@@ -36,7 +36,7 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
 function usageExit(err: CommanderError, io: CliIo): number {
   if (err.code === "commander.helpDisplayed" || err.code === "commander.version") return ExitCode.OK;
   if (err.code === "commander.unknownCommand") {
-    io.stderr.write(`Commands: ${[...new Set(COMMANDS.map((c) => c.name.split(" ")[0]))].join(", ")}. See benefits-sync --help.\n`);
+    io.stderr.write(`Commands: ${COMMANDS.map((c) => c.name).join(", ")}. See benefits-sync --help.\n`);
   }
   // Includes "commander.help": no command given, help went to stderr.
   return ExitCode.USAGE;

@@ -122,7 +122,7 @@ describe("deploy/benefits-sync.cron: every line runs as pasted against a sandbox
     expect(summary.runId).toBe(run!.run_id);
   });
 
-  it("the monthly line reconciles the run as of last month's 1st with the run as of this month's, into reconciliation/YYYY-MM/", async () => {
+  it("the monthly line runs the monthly-reconcile job: the run as of last month's 1st against the run as of this month's, into reconcile-YYYY-MM/", async () => {
     // A month of history in a minute: the runs so far are dated as if the last one ran the day
     // before this month's 1st and the others the day before last month's.
     const now = new Date();
@@ -139,14 +139,17 @@ describe("deploy/benefits-sync.cron: every line runs as pasted against a sandbox
     });
     db.close();
 
-    const line = crontab.jobs.filter((j) => j.command.includes(" reconcile "));
+    const line = crontab.jobs.filter((j) => j.command.includes(" run monthly-reconcile "));
     expect(line.length).toBe(1);
+    const logBefore = existsSync(join(home, "cron.log")) ? readFileSync(join(home, "cron.log"), "utf8") : "";
     const r = await sh(line[0]!.command);
-    const log = readFileSync(join(home, "reconcile.log"), "utf8");
+    const log = readFileSync(join(home, "cron.log"), "utf8");
     expect(r.status, log).toBe(0);
-    const folder = join(home, "reconciliation", ymd(lastFirst).slice(0, 7));
+    // --quiet: nothing in the log on success.
+    expect(log).toBe(logBefore);
+    const folder = join(home, `reconcile-${ymd(lastFirst).slice(0, 7)}`);
     expect(existsSync(join(folder, "report.html"))).toBe(true);
-    const report = JSON.parse(log.trim().split("\n").at(-1)!) as { from: { runId: number }; to: { runId: number }; arithmeticHolds: boolean };
+    const report = JSON.parse(readFileSync(join(folder, "report.json"), "utf8")) as { from: { runId: number }; to: { runId: number }; arithmeticHolds: boolean };
     expect(report).toMatchObject({ from: { runId: ids.at(-2) }, to: { runId: ids.at(-1) }, arithmeticHolds: true });
   });
 

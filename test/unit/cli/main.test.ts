@@ -55,7 +55,7 @@ describe("benefits-sync CLI skeleton", () => {
     const r = await runCli(["frobnicate"]);
     expect(r.code).toBe(ExitCode.USAGE);
     expect(r.stderr).toContain("unknown command 'frobnicate'");
-    expect(r.stderr).toContain("Commands: doctor, init, config check, sync, runs, export, reconcile, jobs, run, schedule, demo, sandbox");
+    expect(r.stderr).toContain("Commands: doctor, init, config check, sync, runs, export, reconcile, jobs, run, schedule, demo, sandbox, sandbox advance.");
     expect(r.stdout).toBe("");
   });
 
