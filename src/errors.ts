@@ -145,8 +145,8 @@ export class TransportError extends BenefitsSyncError {
   readonly path: string;
   /** The underlying cause's code (`ECONNRESET`, `UND_ERR_HEADERS_TIMEOUT`, ...). */
   readonly causeCode: string | undefined;
-  constructor(method: string, path: string, causeCode: string | undefined, detail: string, retryable: boolean, cause?: unknown) {
-    super(`${method} ${path} failed: ${detail}${causeCode ? ` (${causeCode})` : ""}`, { cause });
+  constructor(method: string, path: string, causeCode: string | undefined, detail: string, retryable: boolean, cause?: unknown, where?: string) {
+    super(`${method} ${path}${where ? ` to ${where}` : ""} failed: ${detail}${causeCode ? ` (${causeCode})` : ""}`, { cause });
     this.method = method;
     this.path = path;
     this.causeCode = causeCode;
