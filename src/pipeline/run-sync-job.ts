@@ -12,6 +12,7 @@ import { deliverAll, type OutputDelivery, type OutputSpec } from "../sinks/outpu
 import { openDatabase } from "../store/database.js";
 import { checkSnapshotService, describeServiceIdentity, serviceIdentity, type ServiceIdentity } from "../store/service-identity.js";
 import { openSnapshot } from "./open-snapshot.js";
+import { bindOnFirstAnswer } from "./bind-on-answer.js";
 import { sync, type RunReport, type SyncProgress } from "./sync.js";
 import { claimsWindowNotices } from "./claims-notices.js";
 
@@ -69,12 +70,15 @@ export async function runSyncJob(opts: SyncJobOptions): Promise<RunReport & { de
     ? { kind: "given", given: opts.service }
     : resolveService(config);
   const identity = target.kind === "given" ? overrideIdentity(target.given) : serviceIdentity(target);
-  if (checkSnapshotService(config.db, identity, { record: !opts.dryRun }) === "adopted") {
+  // Checked now; recorded only once the service has answered (see bind-on-answer.ts).
+  const bound = checkSnapshotService(config.db, identity, { record: false }) === "same";
+  const bind = () => {
+    if (checkSnapshotService(config.db, identity) !== "adopted") return;
     opts.onNotice?.(
       `This snapshot did not record which service it copies (it predates that): it now copies ${describeServiceIdentity(identity)}. ` +
         "If its earlier runs came from another service, start a new snapshot with --db.",
     );
-  }
+  };
   let stopSandbox: (() => Promise<void>) | undefined;
   let today = opts.today;
   let service: { readonly baseUrl: string; readonly apiKey: string };
@@ -98,7 +102,7 @@ export async function runSyncJob(opts: SyncJobOptions): Promise<RunReport & { de
     // Computed once, from the run's start: a run that crosses midnight keeps one window.
     const claimsWindow = claimsWindowFor(config, opts.claimsSince, opts.claimsUntil, today);
     const report = await sync({
-      source: client,
+      source: opts.dryRun || bound ? client : bindOnFirstAnswer(client, bind),
       store: snapshot.port,
       job: opts.job ?? "sync",
       ...(opts.resources ? { resources: opts.resources } : {}),
