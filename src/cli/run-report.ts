@@ -64,7 +64,7 @@ export function printRunReport(ctx: Ctx, report: RunReport & { delivery?: CsvDel
     // --quiet: nothing on success (cron mails what a job prints).
   } else {
     const head = report.status === "busy"
-      ? "No run started: another run holds this snapshot (nothing was changed; exit 75, try again later)"
+      ? `No run started: ${report.error.message.startsWith("the snapshot is locked") ? "another program holds a write lock on" : "another run holds"} this snapshot (nothing was changed; exit 75, try again later)`
       : report.runId === null
       ? "No run started: the snapshot could not be claimed (nothing was changed)"
       : report.dryRun

@@ -35,3 +35,9 @@ export interface StartedRunReport {
   readonly error?: { readonly code: string; readonly message: string };
   readonly durationMs: number;
 }
+
+/** The report of a run that did not start: `busy` when the snapshot was taken (exit 75), else `failed`. */
+export function notStarted(error: { readonly code: string; readonly message: string }, dryRun: boolean, durationMs: number): NotStartedReport {
+  const busy = error.code === "SNAPSHOT_BUSY" || error.code.startsWith("SQLITE_BUSY");
+  return { runId: null, status: busy ? "busy" : "failed", dryRun, resources: {}, error, durationMs };
+}

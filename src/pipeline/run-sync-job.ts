@@ -14,6 +14,9 @@ import { checkSnapshotService, describeServiceIdentity, serviceIdentity, type Se
 import { openSnapshot } from "./open-snapshot.js";
 import { bindOnFirstAnswer } from "./bind-on-answer.js";
 import { sync, type RunReport, type SyncProgress } from "./sync.js";
+import { notStarted } from "./run-report.js";
+import { SnapshotBusyError } from "../errors.js";
+import { asSnapshotBusy, refuseIfTaken } from "../store/snapshot-busy.js";
 import { claimsWindowNotices } from "./claims-notices.js";
 
 export interface SyncJobOptions {
@@ -71,7 +74,19 @@ export async function runSyncJob(opts: SyncJobOptions): Promise<RunReport & { de
     : resolveService(config);
   const identity = target.kind === "given" ? overrideIdentity(target.given) : serviceIdentity(target);
   // Checked now; recorded only once the service has answered (see bind-on-answer.ts).
-  const bound = checkSnapshotService(config.db, identity, { record: false }) === "same";
+  // A snapshot another run holds is refused before anything is written or waited for.
+  const refused = (e: unknown): RunReport => {
+    const busy = asSnapshotBusy(config.db, e);
+    if (busy instanceof SnapshotBusyError) return notStarted({ code: busy.code, message: busy.message }, opts.dryRun ?? false, 0);
+    throw busy;
+  };
+  let bound: boolean;
+  try {
+    refuseIfTaken(config.db);
+    bound = checkSnapshotService(config.db, identity, { record: false }) === "same";
+  } catch (e) {
+    return refused(e);
+  }
   const bind = () => {
     if (checkSnapshotService(config.db, identity) !== "adopted") return;
     opts.onNotice?.(
@@ -95,7 +110,11 @@ export async function runSyncJob(opts: SyncJobOptions): Promise<RunReport & { de
   const client = createClient({ ...clientOptionsFromConfig(config), ...service, ...(opts.logger ? { logger: opts.logger } : {}) });
   let snapshot: Awaited<ReturnType<typeof openSnapshot>> | undefined;
   try {
-    snapshot = await openSnapshot(config, opts.pii ? { pii: opts.pii } : {});
+    try {
+      snapshot = await openSnapshot(config, opts.pii ? { pii: opts.pii } : {});
+    } catch (e) {
+      return refused(e);
+    }
     if (snapshot.piiKeyCreatedAt) {
       opts.onNotice?.(`No PII key was configured: generated one at ${snapshot.piiKeyCreatedAt} (mode 0600). Keep it with the database; set BENEFITS_PII_KEY to use your own.`);
     }

@@ -1,5 +1,5 @@
 import pLimit from "p-limit";
-import type { RunReport, SyncProgress } from "./run-report.js";
+import { notStarted, type RunReport, type SyncProgress } from "./run-report.js";
 import type { BenefitsSyncError } from "../errors.js";
 import type { ResourceCounts } from "../store/counts.js";
 import { WalkedResources, type StoredResource, type WalkedResource } from "../store/resources.js";
@@ -67,9 +67,7 @@ export async function sync(opts: SyncOptions): Promise<RunReport> {
     );
   } catch (e) {
     // No run was started (another holds the snapshot, or the file cannot be written): say why.
-    const error = describe(e);
-    const busy = error.code === "SNAPSHOT_BUSY" || error.code === "SQLITE_BUSY";
-    return { runId: null, status: busy ? "busy" : "failed", dryRun: opts.dryRun ?? false, resources: {}, error, durationMs: Date.now() - started };
+    return notStarted(describe(e), opts.dryRun ?? false, Date.now() - started);
   }
   const abort = new AbortController();
   const onOuterAbort = () => abort.abort(opts.signal?.reason);

@@ -31,7 +31,7 @@ import { versionStatements } from "./versions.js";
 export { defaultDeletePolicy } from "./run-state.js";
 export type { ActiveRun, DeletePolicy, RunFailure, RunOutcome, ScopeState, SnapshotOptions } from "./run-state.js";
 
-const DEFAULT_LEASE_MS = 120_000;
+import { DEFAULT_LEASE_MS } from "./run-lease.js";
 
 export class SnapshotStore {
   readonly db: Database;
