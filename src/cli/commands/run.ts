@@ -5,7 +5,7 @@
  */
 import { openDatabase } from "../../store/database.js";
 import type { CommandContext } from "../context.js";
-import { printRunReport, runExitCode } from "../run-report.js";
+import { printRunReport, runExitCode, runNotices } from "../run-report.js";
 import { progressReporter } from "../progress.js";
 import { watchSignals } from "../signals.js";
 
@@ -20,6 +20,7 @@ export async function run(ctx: CommandContext): Promise<number> {
   const signals = watchSignals();
   try {
     const warn = (m: string) => void ctx.stderr.write(`${m}\n`);
+    const notices = runNotices(ctx);
     if (job.heartbeatUrl) await ping(job.heartbeatUrl, "start").then((p) => p && warn(`heartbeat: ${p}`));
     const report = await runJob(job, {
       config,
@@ -27,9 +28,10 @@ export async function run(ctx: CommandContext): Promise<number> {
       cwd: ctx.cwd,
       signal: signals.signal,
       ...(progress ? { onProgress: (p) => progress.update(p) } : {}),
-      onNotice: warn,
+      onNotice: notices.notice,
     });
     progress?.finish();
+    notices.settle(report);
     printRunReport(ctx, report);
     const code = signals.exitCode(runExitCode(report));
     if (job.heartbeatUrl) await ping(job.heartbeatUrl, code === 0 ? "success" : "fail").then((p) => p && warn(`heartbeat: ${p}`));
