@@ -8,6 +8,8 @@ export interface SyncProgress {
   readonly pages: number;
   readonly records: number;
   readonly done: boolean;
+  /** The run's records of this resource seen so far, as its summary counts them (once the store has the page). */
+  readonly seen?: number;
 }
 
 /**
