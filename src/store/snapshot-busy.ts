@@ -9,6 +9,8 @@ import BetterSqlite3 from "better-sqlite3";
 import type { Database } from "better-sqlite3";
 import { randomBytes } from "node:crypto";
 import { existsSync } from "node:fs";
+import { SnapshotBusyError } from "../errors.js";
+import { recogniseSnapshotFile } from "./snapshot-file.js";
 import { DEFAULT_LEASE_MS, isBusy, lockedByOther, lockedError, refuseIfHeld, type LeaseHolder } from "./run-lease.js";
 
 /** A process that holds no run: every live run it finds is another's. */
@@ -17,14 +19,17 @@ const outsider = (): LeaseHolder => ({ owner: randomBytes(8).toString("hex"), le
 /** `fn` on a read-only connection to the snapshot at `path`; undefined when there is none to read (no file yet, not migrated). */
 function reading<T>(path: string, fn: (db: Database) => T): T | undefined {
   if (path === ":memory:" || !existsSync(path)) return undefined;
-  let db: Database;
+  let db: Database | undefined;
   try {
+    // Only a file marked as ours is opened here: another application's is left exactly as it was.
+    if (recogniseSnapshotFile(path) !== "ours") return undefined;
     db = new BetterSqlite3(path, { readonly: true, fileMustExist: true });
+    if (db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '_runs'").get() === undefined) throw new Error("no run log");
   } catch {
-    return undefined; // the steps that follow say what is wrong with the file
+    db?.close();
+    return undefined; // not a snapshot (yet): the steps that follow say what is wrong with the file
   }
   try {
-    if (db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '_runs'").get() === undefined) return undefined;
     return fn(db);
   } finally {
     db.close();
@@ -37,7 +42,12 @@ function reading<T>(path: string, fn: (db: Database) => T): T | undefined {
  * @example refuseIfTaken(config.db) // throws "run 7 (pid 4242 on etl-1, started ...) holds this snapshot ..."
  */
 export function refuseIfTaken(path: string): void {
-  reading(path, (db) => refuseIfHeld(db, outsider()));
+  try {
+    reading(path, (db) => refuseIfHeld(db, outsider()));
+  } catch (e) {
+    // Only a live run refuses here; a file that is not a snapshot is told by the steps that follow.
+    if (e instanceof SnapshotBusyError) throw e;
+  }
 }
 
 /**
