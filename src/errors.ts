@@ -145,8 +145,8 @@ export class TransportError extends BenefitsSyncError {
   readonly path: string;
   /** The underlying cause's code (`ECONNRESET`, `UND_ERR_HEADERS_TIMEOUT`, ...). */
   readonly causeCode: string | undefined;
-  constructor(method: string, path: string, causeCode: string | undefined, detail: string, retryable: boolean, cause?: unknown) {
-    super(`${method} ${path} failed: ${detail}${causeCode ? ` (${causeCode})` : ""}`, { cause });
+  constructor(method: string, path: string, causeCode: string | undefined, detail: string, retryable: boolean, cause?: unknown, where?: string) {
+    super(`${method} ${path}${where ? ` to ${where}` : ""} failed: ${detail}${causeCode ? ` (${causeCode})` : ""}`, { cause });
     this.method = method;
     this.path = path;
     this.causeCode = causeCode;
@@ -258,14 +258,16 @@ export class DeleteGuardError extends BenefitsSyncError {
 }
 
 /**
- * Another live run holds the snapshot (its lease has not lapsed): nothing was changed. The CLI
- * exits 75 (temporary failure): try again later, or abandon that run if it is known to be dead.
+ * Another live run holds the snapshot (its lease has not lapsed), or another program its write
+ * lock: nothing was changed. The CLI exits 75 (temporary failure): try again later, or abandon
+ * that run if it is known to be dead.
  */
 export class SnapshotBusyError extends BenefitsSyncError {
   readonly code = "SNAPSHOT_BUSY";
   override readonly retryable = true;
-  readonly runId: number;
-  constructor(message: string, runId: number) {
+  /** The run that holds the snapshot; undefined when another program holds its write lock. */
+  readonly runId: number | undefined;
+  constructor(message: string, runId: number | undefined) {
     super(message);
     this.runId = runId;
   }

@@ -29,3 +29,17 @@ export function maskUrlPasswords(text: string): string {
   if (!text.includes("://")) return text;
   return text.replace(URL_PASSWORD, `://$1:${MASKED_PASSWORD}@`);
 }
+
+const DEFAULT_PORTS: Record<string, string> = { "http:": "80", "https:": "443" };
+
+/**
+ * Where a URL points, as `host:port` (the scheme's port when none is given; undefined for a text that is no URL): what a connection
+ * error names, so that a mistyped host or port shows at once. No user name, password or path.
+ *
+ * @example hostAndPort("https://svc:pw@api.example.com/v") // "api.example.com:443"
+ */
+export function hostAndPort(url: string): string | undefined {
+  if (!URL.canParse(url)) return undefined;
+  const u = new URL(url);
+  return `${u.hostname}:${u.port || DEFAULT_PORTS[u.protocol] || "?"}`;
+}

@@ -64,7 +64,8 @@ export function errorCode(err: unknown): string | undefined {
 }
 
 /**
- * Turn a failure of `undici.request` into a {@link TransportError}. `retryable` is true for a GET
+ * Turn a failure of `undici.request` into a {@link TransportError}; `where` (`host:port`) names
+ * the service it could not reach. `retryable` is true for a GET
  * on a known connection fault, and for a write only when the fault also proves that the request
  * never left ({@link PRE_CONNECT_CODES}): a POST that may have arrived is never replayed, and its
  * message says so.
@@ -72,7 +73,7 @@ export function errorCode(err: unknown): string | undefined {
  * @example
  * toTransportError(err, "GET", "/v2/members") // TransportError { code: "TRANSPORT", causeCode: "ECONNRESET", retryable: true }
  */
-export function toTransportError(err: unknown, method: string, path: string): BenefitsSyncError {
+export function toTransportError(err: unknown, method: string, path: string, where?: string): BenefitsSyncError {
   if (err instanceof BenefitsSyncError) return err;
   const code = errorCode(err);
   const idempotent = method === "GET" || method === "HEAD";
@@ -80,5 +81,5 @@ export function toTransportError(err: unknown, method: string, path: string): Be
   const retryable = fault && (idempotent || PRE_CONNECT_CODES.has(code));
   let detail = (code && DETAILS[code]) ?? (err instanceof Error ? err.message : String(err));
   if (fault && !retryable) detail += "; not retried, since the server may have received it: check before sending it again";
-  return new TransportError(method, redact(path), code, detail, retryable, err);
+  return new TransportError(method, redact(path), code, detail, retryable, err, where);
 }

@@ -9,6 +9,7 @@ import { parseRetryAfter, retryDelay, RETRY_STATUSES, type RetryPolicy } from ".
 import { parseJson } from "./shape.js";
 import type { Sleep } from "./sleep.js";
 import { toTransportError } from "./transport-errors.js";
+import { hostAndPort } from "../url-display.js";
 
 export type HttpMethod = "GET" | "POST" | "PATCH";
 export type Query = Record<string, string | undefined>;
@@ -83,6 +84,7 @@ export function createTransport(opts: TransportOptions): Transport {
   const limit = pLimit(Math.max(1, opts.concurrency));
   const waitForSlot = createRateLimiter(opts.requestsPerSecond, opts.sleep);
   const stats: TransportStats = { requests: 0, retries: 0 };
+  const where = hostAndPort(opts.baseUrl);
   const headers = {
     authorization: `Bearer ${opts.apiKey}`,
     accept: "application/json",
@@ -144,7 +146,7 @@ export function createTransport(opts: TransportOptions): Transport {
         // The caller's own abort is not a fault of the service: pass it through untouched.
         if (req.signal?.aborted) throw req.signal.reason ?? err;
         if (err instanceof ApiError || err instanceof ResponseShapeError) throw err;
-        error = toTransportError(err, req.method, shownPath(pathWithQuery));
+        error = toTransportError(err, req.method, shownPath(pathWithQuery), where);
         retry = error instanceof TransportError && error.retryable;
       }
       if (!retry || attemptNo + 1 >= opts.retry.maxAttempts) throw error;

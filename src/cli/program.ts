@@ -71,6 +71,6 @@ export function buildProgram(io: CliIo): { program: Command; selected: () => Sel
     });
   }
   program.addHelpText("after", SERVICE_HELP);
-  program.addHelpText("after", `\nExit status: 0 success, 1 the run failed, 2 bad usage or configuration, 75 another run holds\nthe snapshot (nothing changed; try again later), 130/143 stopped by SIGINT/SIGTERM (the run is\nrecorded as interrupted).\n`);
+  program.addHelpText("after", `\nExit status: 0 success, 1 the run failed, 2 bad usage or configuration, 75 another run or program\nholds the snapshot (the message names it; nothing changed; try again later), 130/143 stopped by SIGINT/SIGTERM (the run is\nrecorded as interrupted).\n`);
   return { program, selected: () => selection };
 }

@@ -14,6 +14,23 @@ export function runExitCode(report: RunReport & { deliveries?: OutputDelivery[] 
 }
 
 /**
+ * Where a run's notices go (a PII key generated, a claims window that selected nothing): stderr
+ * as they come; with `--quiet`, held back and printed only when the run did not end well, since
+ * cron mails whatever a job prints and a quiet success prints nothing at all.
+ *
+ * @example const notices = runNotices(ctx); ...runSyncJob({ onNotice: notices.notice }); notices.settle(report)
+ */
+export function runNotices(ctx: Ctx): { notice: (message: string) => void; settle: (report: RunReport & { deliveries?: OutputDelivery[] }) => void } {
+  const held: string[] = [];
+  return {
+    notice: (m) => void (ctx.globals.quiet ? held.push(m) : ctx.stderr.write(`${m}\n`)),
+    settle: (report) => {
+      if (runExitCode(report) !== ExitCode.OK) for (const m of held) ctx.stderr.write(`${m}\n`);
+    },
+  };
+}
+
+/**
  * Print a run's report: a short table for people, or with `--json` one JSON object as the last
  * line of stdout (the contract's shape), for scripts. With a delivery (`sync --out`), the object
  * also has `delivery` ({status, runs, dir?, error?}) and, when it was delivered, `deltas` (the folder).
@@ -65,7 +82,7 @@ export function printRunReport(ctx: Ctx, report: RunReport & { delivery?: CsvDel
     // --quiet: nothing on success (cron mails what a job prints).
   } else {
     const head = report.status === "busy"
-      ? "No run started: another run holds this snapshot (nothing was changed; exit 75, try again later)"
+      ? `No run started: ${report.error.message.startsWith("the snapshot is locked") ? "another program holds a write lock on" : "another run holds"} this snapshot (nothing was changed; exit 75, try again later)`
       : report.runId === null
       ? "No run started: the snapshot could not be claimed (nothing was changed)"
       : report.dryRun
@@ -93,7 +110,7 @@ export function printRunReport(ctx: Ctx, report: RunReport & { delivery?: CsvDel
         `Deltas not delivered to ${d.target}: ${d.outcome.error?.message ?? "unknown error"} [${d.outcome.error?.code ?? "DELIVERY"}]\n` +
           `Run ${report.runId} ${report.status} and is recorded; ${d.outcome.runs.length ? `the changes of ${runsText(d.outcome.runs)} stay pending there` : "nothing was sent"}, and the next run delivers them.\n`,
       );
-    } else if (!ctx.globals.json && d.outcome.status === "delivered") {
+    } else if (!ctx.globals.json && !ctx.globals.quiet && d.outcome.status === "delivered") {
       ctx.stdout.write(`Deltas delivered to ${d.target} (${runsText(d.outcome.runs)})\n`);
     }
   }

@@ -8,6 +8,8 @@ export interface SyncProgress {
   readonly pages: number;
   readonly records: number;
   readonly done: boolean;
+  /** The run's records of this resource seen so far, as its summary counts them (once the store has the page). */
+  readonly seen?: number;
 }
 
 /**
@@ -36,4 +38,10 @@ export interface StartedRunReport {
   readonly durationMs: number;
   /** Field paths this run was the first to see (src/store/field-paths.ts); absent when none. */
   readonly newFields?: readonly { readonly resource: string; readonly path: string }[];
+}
+
+/** The report of a run that did not start: `busy` when the snapshot was taken (exit 75), else `failed`. */
+export function notStarted(error: { readonly code: string; readonly message: string }, dryRun: boolean, durationMs: number): NotStartedReport {
+  const busy = error.code === "SNAPSHOT_BUSY" || error.code.startsWith("SQLITE_BUSY");
+  return { runId: null, status: busy ? "busy" : "failed", dryRun, resources: {}, error, durationMs };
 }

@@ -13,7 +13,11 @@ import { deliverAll, type OutputDelivery, type OutputSpec } from "../sinks/outpu
 import { openDatabase } from "../store/database.js";
 import { checkSnapshotService, describeServiceIdentity, serviceIdentity, type ServiceIdentity } from "../store/service-identity.js";
 import { openSnapshot } from "./open-snapshot.js";
+import { bindOnFirstAnswer } from "./bind-on-answer.js";
 import { sync, type RunReport, type SyncProgress } from "./sync.js";
+import { notStarted } from "./run-report.js";
+import { SnapshotBusyError } from "../errors.js";
+import { asSnapshotBusy, refuseIfTaken } from "../store/snapshot-busy.js";
 import { claimsWindowNotices } from "./claims-notices.js";
 
 export interface SyncJobOptions {
@@ -70,12 +74,27 @@ export async function runSyncJob(opts: SyncJobOptions): Promise<RunReport & { de
     ? { kind: "given", given: opts.service }
     : resolveService(config);
   const identity = target.kind === "given" ? overrideIdentity(target.given) : serviceIdentity(target);
-  if (checkSnapshotService(config.db, identity, { record: !opts.dryRun }) === "adopted") {
+  // Checked now; recorded only once the service has answered (see bind-on-answer.ts).
+  // A snapshot another run holds is refused before anything is written or waited for.
+  const refused = (e: unknown): RunReport => {
+    const busy = asSnapshotBusy(config.db, e);
+    if (busy instanceof SnapshotBusyError) return notStarted({ code: busy.code, message: busy.message }, opts.dryRun ?? false, 0);
+    throw busy;
+  };
+  let bound: boolean;
+  try {
+    refuseIfTaken(config.db);
+    bound = checkSnapshotService(config.db, identity, { record: false }) === "same";
+  } catch (e) {
+    return refused(e);
+  }
+  const bind = () => {
+    if (checkSnapshotService(config.db, identity) !== "adopted") return;
     opts.onNotice?.(
       `This snapshot did not record which service it copies (it predates that): it now copies ${describeServiceIdentity(identity)}. ` +
         "If its earlier runs came from another service, start a new snapshot with --db.",
     );
-  }
+  };
   let stopSandbox: (() => Promise<void>) | undefined;
   let today = opts.today;
   let service: { readonly baseUrl: string; readonly apiKey: string };
@@ -92,14 +111,18 @@ export async function runSyncJob(opts: SyncJobOptions): Promise<RunReport & { de
   const client = createClient({ ...clientOptionsFromConfig(config), ...service, ...(opts.logger ? { logger: opts.logger } : {}) });
   let snapshot: Awaited<ReturnType<typeof openSnapshot>> | undefined;
   try {
-    snapshot = await openSnapshot(config, opts.pii ? { pii: opts.pii } : {});
+    try {
+      snapshot = await openSnapshot(config, opts.pii ? { pii: opts.pii } : {});
+    } catch (e) {
+      return refused(e);
+    }
     if (snapshot.piiKeyCreatedAt) {
       opts.onNotice?.(`No PII key was configured: generated one at ${snapshot.piiKeyCreatedAt} (mode 0600). Keep it with the database; set BENEFITS_PII_KEY to use your own.`);
     }
     // Computed once, from the run's start: a run that crosses midnight keeps one window.
     const claimsWindow = claimsWindowFor(config, opts.claimsSince, opts.claimsUntil, today);
     let report: RunReport = await sync({
-      source: client,
+      source: opts.dryRun || bound ? client : bindOnFirstAnswer(client, bind),
       store: snapshot.port,
       job: opts.job ?? "sync",
       ...(opts.resources ? { resources: opts.resources } : {}),

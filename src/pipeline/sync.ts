@@ -1,5 +1,5 @@
 import pLimit from "p-limit";
-import type { RunReport, SyncProgress } from "./run-report.js";
+import { notStarted, type RunReport, type SyncProgress } from "./run-report.js";
 import type { BenefitsSyncError } from "../errors.js";
 import type { ResourceCounts } from "../store/counts.js";
 import { WalkedResources, type StoredResource, type WalkedResource } from "../store/resources.js";
@@ -67,9 +67,7 @@ export async function sync(opts: SyncOptions): Promise<RunReport> {
     );
   } catch (e) {
     // No run was started (another holds the snapshot, or the file cannot be written): say why.
-    const error = describe(e);
-    const busy = error.code === "SNAPSHOT_BUSY" || error.code === "SQLITE_BUSY";
-    return { runId: null, status: busy ? "busy" : "failed", dryRun: opts.dryRun ?? false, resources: {}, error, durationMs: Date.now() - started };
+    return notStarted(describe(e), opts.dryRun ?? false, Date.now() - started);
   }
   const abort = new AbortController();
   const onOuterAbort = () => abort.abort(opts.signal?.reason);
@@ -265,7 +263,7 @@ class Walk {
     let pages = state.pages;
     let records = state.records;
     let ended = false;
-    const applied: Promise<void>[] = [];
+    const applied: Promise<unknown>[] = [];
     // Every page handed to the store is applied (or failed) before the scope counts as walked.
     const settle = async () => {
       const results = await Promise.allSettled(applied);
@@ -278,13 +276,13 @@ class Walk {
       for await (const page of this.pagesOf(scope, state.cursor, known, keep)) {
         // A page read is handed on even when the run is stopping: applied if the store is well,
         // or noted as read and not kept if the store has failed (see `unkeptClaims`).
-        applied.push((await this.apply(scope, page)).applied);
+        const stored = (await this.apply(scope, page)).applied;
+        const at = { resource: scope.resource, scope: scope.key, pages: ++pages, records: (records += (page.raw ?? page.items ?? []).length), done: page.end };
+        // Told once the store has the page: its count is the one the run's summary reports.
+        applied.push(stored.then((seen) => opts.onProgress?.(typeof seen === "number" ? { ...at, seen } : at)));
         if (this.signal.aborted) throw this.signal.reason;
         onItems?.(itemsOf(page));
-        pages++;
-        records += (page.raw ?? page.items ?? []).length;
         ended = page.end;
-        opts.onProgress?.({ resource: scope.resource, scope: scope.key, pages, records, done: page.end });
       }
       if (!ended) {
         // An empty list (or a resumed walk whose last page was the end) closes with an empty page.
@@ -306,14 +304,14 @@ class Walk {
    * walk waits here, so a store that lags holds the fetching back instead of letting pages pile up
    * in memory. `applied` settles when the store has applied the page.
    */
-  private async apply(scope: Scope, page: PageInput): Promise<{ applied: Promise<void> }> {
+  private async apply(scope: Scope, page: PageInput): Promise<{ applied: Promise<number | void> }> {
     while (this.inFlight >= MAX_PAGES_IN_FLIGHT) await new Promise<void>((r) => this.waiters.push(r));
     // A load from empty parses and encodes every record. That work goes where there is room: here
     // while the store has pages enough waiting, to the store (ids and texts only) when it is
     // about to run dry. Either side alone left the other waiting.
     const encodeAll = this.empty.has(scope.resource) && this.inFlight > STORE_BUSY_PAGES;
     this.inFlight++;
-    let sent: Promise<void>;
+    let sent: Promise<number | void>;
     try {
       sent = this.port.applyPage(scope, this.encoder ? encodePage(this.encoder, scope, page, encodeAll) : page);
     } catch (e) {

@@ -11,6 +11,9 @@ import { hostname } from "node:os";
 import { SnapshotBusyError } from "../errors.js";
 import type { RunRow } from "./run-log.js";
 
+/** A run's lease: 2 minutes, renewed with every commit and while the walk waits on the network. */
+export const DEFAULT_LEASE_MS = 120_000;
+
 export interface LeaseHolder {
   /** This store instance's identity (random): its own runs are never "another process's". */
   readonly owner: string;
@@ -61,18 +64,57 @@ export function reapOrRefuse(db: Database, self: LeaseHolder, hasActiveRun: bool
   const reaped: number[] = [];
   for (const row of running) {
     const why = deadReason(row, self, hasActiveRun);
-    if (why === undefined) {
-      throw new SnapshotBusyError(
-        `run ${row.run_id} (pid ${row.pid ?? "?"} on ${row.host ?? "?"}) holds this snapshot until ${row.lease_until ?? "its lease ends"}; ` +
-          `try again later. If you know that run is dead, end it with: benefits-sync runs --abandon ${row.run_id}`,
-        row.run_id,
-      );
-    }
+    if (why === undefined) throw heldBy(row);
     markFailed(db, row.run_id, now, `ABANDONED: ${why}`);
     reaped.push(row.run_id);
   }
   return reaped;
 }
+
+/** The refusal that names the live run holding the snapshot: its id, pid, host and start, its lease, and what to do. */
+function heldBy(row: RunRow): SnapshotBusyError {
+  return new SnapshotBusyError(
+    `run ${row.run_id} (pid ${row.pid ?? "?"} on ${row.host ?? "?"}, started ${row.started_at}) holds this snapshot until ${row.lease_until ?? "its lease ends"}; ` +
+      `try again later. If you know that run is dead, end it with: benefits-sync runs --abandon ${row.run_id}`,
+    row.run_id,
+  );
+}
+
+/**
+ * Refuse with {@link SnapshotBusyError} when a live run holds the snapshot, by reading only: a
+ * plain read never waits for the writer, so a second process learns at once (and changes nothing)
+ * even while that run keeps the write lock through a wait on the network.
+ */
+export function refuseIfHeld(db: Database, self: LeaseHolder): void {
+  const running = db.prepare("SELECT * FROM _runs WHERE status = 'running'").all() as RunRow[];
+  const live = running.find((row) => deadReason(row, self, false) === undefined);
+  if (live) throw heldBy(live);
+}
+
+/**
+ * Why the write lock could not be had (SQLite's SQLITE_BUSY after its busy timeout): the live run
+ * that holds the snapshot, or else another program's open write transaction.
+ */
+export function lockedError(db: Database, self: LeaseHolder): SnapshotBusyError {
+  try {
+    refuseIfHeld(db, self);
+  } catch (e) {
+    if (e instanceof SnapshotBusyError) return e;
+  }
+  return lockedByOther(db.name);
+}
+
+/** The refusal when no live run holds the snapshot but another program holds its write lock. */
+export function lockedByOther(path: string): SnapshotBusyError {
+  return new SnapshotBusyError(
+    `the snapshot is locked by another process (not a benefits-sync run): ${path} has an open write transaction ` +
+      "(an analyst's BEGIN in sqlite3, a script); nothing was changed. End that transaction, then try again later",
+    undefined,
+  );
+}
+
+/** SQLite's answer when a write lock stayed taken past the busy timeout (with its extended codes). */
+export const isBusy = (e: unknown): boolean => String((e as { code?: unknown } | null)?.code).startsWith("SQLITE_BUSY");
 
 /**
  * End a `running` run by hand: it is recorded failed and its walk can be resumed. Refuses a run

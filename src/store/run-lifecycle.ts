@@ -14,7 +14,7 @@ import { emptyCounts } from "./counts.js";
 import { planDeletes, type DeletePlan } from "./delete-plan.js";
 import { ChildOf, StoredResources, WalkedResources, type StoredResource } from "./resources.js";
 import type { RunRow } from "./run-log.js";
-import { hostIdentity, leaseUntil, reapOrRefuse, type LeaseHolder } from "./run-lease.js";
+import { hostIdentity, isBusy, leaseUntil, lockedError, reapOrRefuse, type LeaseHolder } from "./run-lease.js";
 import { countsObject, type ActiveRun, type DeletePolicy, type RunFailure, type RunOutcome } from "./run-state.js";
 import { seenIdsSql, type SeenIds } from "./seen-ids.js";
 import type { Checkpoints } from "./checkpoints.js";
@@ -79,16 +79,21 @@ export class RunLifecycle {
       return { id, fresh };
     };
     let claimed: { id: number; fresh: StoredResource[] };
-    if (flags.dryRun) {
-      // A dry run does everything in one transaction that finish() rolls back.
-      db.exec("BEGIN IMMEDIATE");
-      try {
-        claimed = claim();
-      } catch (e) {
-        db.exec("ROLLBACK");
-        throw e;
-      }
-    } else claimed = db.transaction(claim).immediate();
+    try {
+      if (flags.dryRun) {
+        // A dry run does everything in one transaction that finish() rolls back.
+        db.exec("BEGIN IMMEDIATE");
+        try {
+          claimed = claim();
+        } catch (e) {
+          db.exec("ROLLBACK");
+          throw e;
+        }
+      } else claimed = db.transaction(claim).immediate();
+    } catch (e) {
+      // The write lock stayed taken past the busy timeout: say by whom, not SQLITE_BUSY.
+      throw isBusy(e) ? lockedError(db, this.lease) : e;
+    }
     const fresh = new Set(claimed.fresh);
     // A fresh resource in the first run of its chain holds nothing yet: no lookups needed.
     const empty = resumedFrom === undefined ? fresh : new Set<StoredResource>();

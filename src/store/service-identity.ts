@@ -2,7 +2,8 @@
  * Which service a snapshot copies. A snapshot filled from one service and then synced from another
  * would see every record of the first as deleted and every record of the second as new: the delete
  * guard stops that run, and `--allow-deletes` would then replace real members with other ones. So
- * the first run records the service in `_meta`, and every later run must name the same one.
+ * the first run that got an answer from its service records it in `_meta` (a first run against a
+ * mistyped URL records nothing), and every later run must name the same one.
  *
  * The identity is the environment name and the base URL (scheme, host, port and path); never the
  * key. The embedded sandbox listens on a new port each time it starts, so its identity is just
@@ -89,10 +90,11 @@ export function readServiceIdentity(db: Database): ServiceIdentity | undefined {
 }
 
 /**
- * Check that the snapshot copies `identity`, before a run starts. The first run records it (a
- * snapshot made before services were recorded adopts the first one it sees); a different service
+ * Check that the snapshot copies `identity`: before a run starts (`record: false`), then again to
+ * record it once the service has answered (a snapshot made before services were recorded adopts
+ * the first one it sees); a different service
  * is a {@link ConfigError} (exit 2) naming both and the fix, and the snapshot is left unchanged.
- * With `record: false` (a dry run) nothing is ever written.
+ * With `record: false` (before a run, or a dry run) nothing is ever written.
  *
  * Example of the message: `service: the snapshot /data/snap.db copies the embedded sandbox, but
  * this run asks for the service at https://svc.test. ... Point --db (BENEFITS_DB) at another file
@@ -106,7 +108,8 @@ export function checkServiceIdentity(db: Database, identity: ServiceIdentity, op
   // The usual case is a plain read, which in WAL mode never waits for a run that holds the file.
   const stored = readServiceIdentity(db);
   if (stored) return compare(stored);
-  const firstSeen = (): ServiceCheck => (db.prepare("SELECT 1 FROM _runs LIMIT 1").get() !== undefined ? "adopted" : "recorded");
+  // Runs that never got an answer (a first sync to a mistyped URL) copied nothing: not adopted.
+  const firstSeen = (): ServiceCheck => (db.prepare(COPIED_SOMETHING).get() !== undefined ? "adopted" : "recorded");
   if (opts.record === false) return firstSeen();
   // IMMEDIATE, and read again inside: two first runs racing on a new file must not both record.
   const record = db.transaction((): ServiceCheck => {
@@ -119,6 +122,10 @@ export function checkServiceIdentity(db: Database, identity: ServiceIdentity, op
   });
   return record.immediate();
 }
+
+/** A run that copied something from a service: it succeeded, or saw records before it failed. */
+const COPIED_SOMETHING =
+  "SELECT 1 FROM _runs r WHERE r.status = 'succeeded' OR EXISTS (SELECT 1 FROM _run_counts c WHERE c.run_id = r.run_id AND c.seen > 0) LIMIT 1";
 
 function compareServices(stored: ServiceIdentity, requested: ServiceIdentity, snapshot: string | undefined): ServiceCheck {
   if (sameService(stored, requested)) return "same";

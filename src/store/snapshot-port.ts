@@ -48,7 +48,11 @@ export interface SnapshotPort {
   beginScope(scope: Scope): Promise<ScopeState>;
   /** The pages of a scope the snapshot can recognise by their text: `[cursor, fp, next]`, asked for as its walk begins. */
   knownPages(scope: string): Promise<readonly (readonly [string, number, string | null])[]>;
-  applyPage(scope: Scope, page: PageInput): Promise<void>;
+  /**
+   * Apply a page; resolves with the run's records of the page's resource seen so far (the count
+   * its summary reports), which the walk's progress shows. A wrapper may resolve with nothing.
+   */
+  applyPage(scope: Scope, page: PageInput): Promise<number | void>;
   finishRun(policy: DeletePolicy, failure?: { code?: string; message: string }): Promise<RunOutcome>;
   /** Claims the walk would prove gone by their stored date alone, by member (see `windowMissed`). */
   claimsToVerify(): Promise<{ memberId: string | null; ids: string[] }[]>;
@@ -87,9 +91,7 @@ export function inProcessPort(store: SnapshotStore): SnapshotPort {
     startRun: async (job, options, flags) => runStart(store, store.startRun(job, options, flags)),
     beginScope: async (scope) => store.beginScope(scope),
     knownPages: async (scope) => store.knownPages(scope),
-    applyPage: async (scope, page) => {
-      applyPageInput(store, scope, page);
-    },
+    applyPage: async (scope, page) => applyPageInput(store, scope, page),
     finishRun: async (policy, failure) => store.finishRun(policy, failure),
     currentGroups: async () => store.currentGroups(),
     claimsToVerify: async () => store.claimsToVerify(),
@@ -98,8 +100,8 @@ export function inProcessPort(store: SnapshotStore): SnapshotPort {
   };
 }
 
-/** Apply a page given in any of its forms. */
-export function applyPageInput(store: SnapshotStore, scope: Scope, page: PageInput): void {
+/** Apply a page given in any of its forms; returns the run's records of its resource seen so far. */
+export function applyPageInput(store: SnapshotStore, scope: Scope, page: PageInput): number {
   if (page.known && page.pageFp) store.applyKnownPage(scope, page.pageFp.startAfter, page.pageFp.fp, page.next, page.end);
   else if (page.prepared) store.applyPrepared(scope, page.prepared, page.next, page.end, page.pageFp);
   else if (page.lazy) {
@@ -107,4 +109,5 @@ export function applyPageInput(store: SnapshotStore, scope: Scope, page: PageInp
     store.applyPrepared(scope, { records, problems: page.lazy.problems }, page.next, page.end, page.pageFp);
   }
   else store.applyPage(scope, itemsOf(page), page.next, page.end, page.raw);
+  return store.seenSoFar(scope.resource);
 }

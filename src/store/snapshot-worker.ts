@@ -57,7 +57,7 @@ port.on("message", (m: WorkerRequest) => {
         result = s.knownPages(a[0]);
         break;
       case "applyPage":
-        applyPageInput(s, a[0], a[1]);
+        result = applyPageInput(s, a[0], a[1]);
         break;
       case "finishRun":
         result = s.finishRun(a[0], a[1]);

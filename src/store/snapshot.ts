@@ -22,6 +22,7 @@ import { PageCache, type KnownPage } from "./page-cache.js";
 import { Encoder, type PreparedPage } from "./prepare-page.js";
 import { RunLifecycle } from "./run-lifecycle.js";
 import type { ActiveRun, DeletePolicy, RunOutcome, ScopeState, SnapshotOptions } from "./run-state.js";
+import type { StoredResource } from "./resources.js";
 import { isLookup, type Scope } from "./scopes.js";
 import { SeenIds } from "./seen-ids.js";
 import { scrubStoredSsns } from "./ssn-scrub.js";
@@ -31,7 +32,7 @@ import { versionStatements } from "./versions.js";
 export { defaultDeletePolicy } from "./run-state.js";
 export type { ActiveRun, DeletePolicy, RunFailure, RunOutcome, ScopeState, SnapshotOptions } from "./run-state.js";
 
-const DEFAULT_LEASE_MS = 120_000;
+import { DEFAULT_LEASE_MS } from "./run-lease.js";
 
 export class SnapshotStore {
   readonly db: Database;
@@ -139,6 +140,11 @@ export class SnapshotStore {
     // claims keeps no list of them.
     const noted = scope.resource === "claims" && !this.active().fresh.has("claims") ? page.records : undefined;
     this.guarded((run) => this.applier.apply(run, scope, page, next, end, pageFp), noted);
+  }
+
+  /** The run's records of `resource` seen so far, as its summary counts them (0 with no run). */
+  seenSoFar(resource: StoredResource): number {
+    return this.run?.counts.get(resource)?.seen ?? 0;
   }
 
   /** Apply a page the walk recognised by its bytes: only the walk's bookkeeping happens. */

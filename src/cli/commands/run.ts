@@ -7,7 +7,7 @@ import { redact } from "../../errors.js";
 import { openDatabase } from "../../store/database.js";
 import type { CommandContext } from "../context.js";
 import type { ReconcileJobReport } from "../../jobs/reconcile-job.js";
-import { printRunReport, runExitCode } from "../run-report.js";
+import { printRunReport, runExitCode, runNotices } from "../run-report.js";
 import { progressReporter } from "../progress.js";
 import { watchSignals } from "../signals.js";
 
@@ -22,6 +22,7 @@ export async function run(ctx: CommandContext): Promise<number> {
   const signals = watchSignals();
   try {
     const warn = (m: string) => void ctx.stderr.write(`${m}\n`);
+    const notices = runNotices(ctx);
     const pingFailed = (p: string | undefined) => p && warn(`heartbeat: ${redact(p)} (a ping never fails the job; check jobs.${job.name}.heartbeatUrl)`);
     if (job.heartbeatUrl) await ping(job.heartbeatUrl, "start").then(pingFailed);
     const report = await runJob(job, {
@@ -30,9 +31,10 @@ export async function run(ctx: CommandContext): Promise<number> {
       cwd: ctx.cwd,
       signal: signals.signal,
       ...(progress ? { onProgress: (p) => progress.update(p) } : {}),
-      onNotice: warn,
+      onNotice: notices.notice,
     });
     progress?.finish();
+    notices.settle(report);
     if ("reconcile" in report) printReconcileJob(ctx, job.name, report);
     else printRunReport(ctx, report);
     const code = signals.exitCode(runExitCode(report));

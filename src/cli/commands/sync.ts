@@ -13,7 +13,7 @@ import type { PiiMode } from "../../store/pii.js";
 import { WalkedResources, type WalkedResource } from "../../store/resources.js";
 import type { CommandContext } from "../context.js";
 import { ExitCode } from "../exit-codes.js";
-import { printRunReport, runExitCode } from "../run-report.js";
+import { printRunReport, runExitCode, runNotices } from "../run-report.js";
 import { watchSignals } from "../signals.js";
 import { progressReporter } from "../progress.js";
 
@@ -49,6 +49,7 @@ export async function run(ctx: CommandContext): Promise<number> {
   const { runSyncJob } = await import("../../pipeline/run-sync-job.js");
   const progress = ctx.globals.quiet ? undefined : progressReporter(ctx.stderr);
   const signals = watchSignals();
+  const notices = runNotices(ctx);
   try {
     const report = await runSyncJob({
       config,
@@ -62,10 +63,11 @@ export async function run(ctx: CommandContext): Promise<number> {
       allowDeletes: o.allowDeletes ?? false,
       pii: config.pii as PiiMode,
       ...(progress ? { onProgress: (p) => progress.update(p) } : {}),
-      onNotice: (m) => ctx.stderr.write(`${m}\n`),
+      onNotice: notices.notice,
       signal: signals.signal,
     });
     progress?.finish();
+    notices.settle(report);
     printRunReport(ctx, report);
     return signals.exitCode(runExitCode(report));
   } finally {

@@ -1,8 +1,7 @@
-import { createServer } from "node:net";
-import type { AddressInfo } from "node:net";
 import { describe, expect, it } from "vitest";
 import { createClient, type ClientOptions } from "../../../src/api/client.js";
 import { RateLimitError, ServerError, TransportError } from "../../../src/errors.js";
+import { closedPort } from "../../helpers/ports.js";
 import { json, apiTestFixture, type Handler, type TestServer } from "./harness.js";
 
 const KEY = "rt-key-9a7c2e11f04b";
@@ -22,15 +21,6 @@ async function setup(handler: Handler, opts: Partial<ClientOptions> & { realSlee
     ...rest,
   });
   return { client, sleeps, hits: server.hits };
-}
-
-/** A port with nothing listening on it. */
-async function closedPort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((r) => s.listen(0, "127.0.0.1", r));
-  const { port } = s.address() as AddressInfo;
-  await new Promise<void>((r) => s.close(() => r()));
-  return port;
 }
 
 const ok = (res: Parameters<typeof json>[0]) => json(res, 200, { data: [] });

@@ -31,7 +31,7 @@ describe("benefits-sync CLI skeleton", () => {
     for (const flag of ["--config <file>", "--db <file>", "--base-url <url>", "--env <name>", "--json", "--quiet", "--version"]) {
       expect(r.stdout).toContain(flag);
     }
-    expect(flat).toContain("75 another run holds the snapshot");
+    expect(flat).toContain("75 another run or program holds the snapshot (the message names it");
     expect(flat).toContain("130/143 stopped by SIGINT/SIGTERM");
   });
 

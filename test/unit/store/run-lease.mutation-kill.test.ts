@@ -92,7 +92,7 @@ describe("the run lease", () => {
     expect(thrown).toBeInstanceOf(SnapshotBusyError);
     expect((thrown as SnapshotBusyError).runId).toBe(live);
     expect((thrown as Error).message).toBe(
-      `run ${live} (pid 4242 on box-2) holds this snapshot until 2026-03-01T12:05:00.000Z; try again later. If you know that run is dead, end it with: benefits-sync runs --abandon ${live}`,
+      `run ${live} (pid 4242 on box-2, started 2026-03-01T11:00:00.000Z) holds this snapshot until 2026-03-01T12:05:00.000Z; try again later. If you know that run is dead, end it with: benefits-sync runs --abandon ${live}`,
     );
     expect(db.prepare("SELECT status FROM _runs WHERE run_id = ?").pluck().get(live)).toBe("running");
 
@@ -101,7 +101,7 @@ describe("the run lease", () => {
     const old = Number(
       db.prepare("INSERT INTO _runs (job, status, started_at, options) VALUES ('sync', 'running', '2026-03-01T11:59:30.000Z', '{}')").run().lastInsertRowid,
     );
-    expect(() => reapOrRefuse(db, self, false)).toThrow(`run ${old} (pid ? on ?) holds this snapshot until its lease ends; try again later.`);
+    expect(() => reapOrRefuse(db, self, false)).toThrow(`run ${old} (pid ? on ?, started 2026-03-01T11:59:30.000Z) holds this snapshot until its lease ends; try again later.`);
   });
 
   it("abandoning by hand fails a running run and keeps its pages out; a finished or unknown run is refused", () => {
