@@ -1,5 +1,5 @@
 /**
- * The analyst's guide's example questions (README, "Ten questions"), run as written against a
+ * The analyst's guide's example questions (README, "Questions, answered in SQL", and docs/analyst-guide.md), run as written against a
  * snapshot synced from the sandbox, each answer compared with one computed in TypeScript from the
  * sandbox's own data (never from the snapshot). A question added to the README without a check
  * here, or a check whose question left the README, fails.
@@ -16,9 +16,11 @@ import { ALL_CLAIMS, sandboxData } from "../../helpers/sandbox-truth.js";
 import { syncStarted, TEST_PII_KEY, tempStore, type TempStore } from "../../helpers/temp-store.js";
 
 // ---------------------------------------------------------------------------------------------
-// The questions, as the README states them.
+// The questions, as the README and docs/analyst-guide.md state them.
 
 const README = fileURLToPath(new URL("../../../README.md", import.meta.url));
+// The README answers the first questions; the guide in docs/ the rest. One name, one place.
+const GUIDE = fileURLToPath(new URL("../../../docs/analyst-guide.md", import.meta.url));
 
 /** Every ```sql block of the README whose first line is `-- question: NAME`, by name. */
 function readmeQuestions(text: string): Map<string, string> {
@@ -33,7 +35,7 @@ function readmeQuestions(text: string): Map<string, string> {
   return out;
 }
 
-const questions = readmeQuestions(readFileSync(README, "utf8"));
+const questions = readmeQuestions(`${readFileSync(README, "utf8")}\n${readFileSync(GUIDE, "utf8")}`);
 
 // ---------------------------------------------------------------------------------------------
 // Plain helpers for computing answers from the sandbox's data.

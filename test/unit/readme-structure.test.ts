@@ -1,0 +1,52 @@
+/**
+ * The README is for a user: its sections in the order a user needs them, short enough to read
+ * (the history lives in docs/), no sentence promising what already landed, and every link to a
+ * file or a section pointing at something that exists.
+ */
+import { existsSync, readFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { README } from "../helpers/readme-blocks.js";
+
+const text = readFileSync(README, "utf8");
+
+/** The README's lines outside fenced blocks (a `#` in a shell block is a comment, not a heading). */
+function prose(): string[] {
+  let fence = false;
+  return text.split("\n").filter((l) => {
+    if (l.startsWith("```")) fence = !fence;
+    return !fence && !l.startsWith("```");
+  });
+}
+
+/** GitHub's anchor for a heading: lower case, punctuation dropped, spaces as hyphens. */
+const slug = (h: string) => h.toLowerCase().replace(/[^a-z0-9 _-]/g, "").replace(/ /g, "-");
+
+describe("the README", () => {
+  it("has its sections in the order a user needs them", () => {
+    const sections = prose().filter((l) => l.startsWith("## ")).map((l) => l.slice(3));
+    const wanted = ["The two commands", "Install", "First sync against your service", "CLI", "Scheduled jobs", "Deltas out", "The snapshot", "Reconciliation", "Guarantees", "How a run works", "Performance"];
+    const at = wanted.map((w) => sections.findIndex((s) => s.startsWith(w)));
+    expect(at.filter((i) => i < 0), `sections missing: ${wanted.filter((_, k) => at[k]! < 0).join(", ")}`).toEqual([]);
+    expect([...at].sort((a, b) => a - b)).toEqual(at);
+  });
+
+  it("stays short, and says nothing stale", () => {
+    expect(text.split("\n").length).toBeLessThanOrEqual(700);
+    for (const stale of ["has not landed", "does not exist yet", "npx benefits-sync"]) expect(text).not.toContain(stale);
+  });
+
+  it("links only to files and sections that exist", () => {
+    const anchors = new Set(prose().filter((l) => /^#{1,4} /.test(l)).map((l) => slug(l.replace(/^#+ /, ""))));
+    const broken: string[] = [];
+    for (const m of prose().join("\n").matchAll(/\]\(([^)\s]+)\)/g)) {
+      const target = m[1]!;
+      if (/^[a-z]+:/.test(target)) continue;
+      const [file, anchor] = target.split("#") as [string, string | undefined];
+      if (file === "") {
+        if (!anchors.has(anchor!)) broken.push(target);
+      } else if (!existsSync(join(dirname(README), file))) broken.push(target);
+    }
+    expect(broken).toEqual([]);
+  });
+});
