@@ -200,6 +200,14 @@ export const migrations: readonly ((db: Database) => void)[] = [
       resource TEXT NOT NULL, path TEXT NOT NULL, first_run_id INTEGER NOT NULL, first_seen_at TEXT NOT NULL,
       PRIMARY KEY (resource, path)) WITHOUT ROWID`);
   },
+  // 10: the run that read each cached page (page-cache.ts: a page is trusted only while nothing
+  // on it, its records' children included, changed after that run).
+  // Pages cached before the column existed have none and are not trusted (the next walk reads
+  // them once).
+  (db) => {
+    const has = db.prepare("SELECT 1 FROM pragma_table_info('_pages') WHERE name = 'asserted_run'").get();
+    if (!has) db.exec("ALTER TABLE _pages ADD COLUMN asserted_run INTEGER");
+  },
 ];
 
 /** Bring the database to the latest schema. Refuses a database newer than this code. */

@@ -7,8 +7,13 @@
  *   version on this page may differ from the one applied from the other group's page).
  * - It carries the version ids its records had then; a member page is recognised only while every
  *   one of them is still current (a member in two groups can be updated from the other group's
- *   page later in a walk, and the page must not go on asserting the older version). Other
- *   resources list each id once per walk, so their records change only through their own page.
+ *   page later in a walk, and the page must not go on asserting the older version).
+ * - It carries the run that read it (`asserted_run`; recognising it later does not change that):
+ *   it is recognised only while no record on it and no child of one (a member's coverages, a
+ *   group's plans) began or ended a version after that run. A member's coverages can change
+ *   through the other group's page, or a record through a failed run's page at another cursor,
+ *   while this page's bytes come back as they were; the page would then assert what the snapshot
+ *   no longer holds, and, for a member, make the page that would correct it a second sighting.
  * - A failed run's pages are never trusted (they may be part of a cursor cycle, or of a walk that
  *   stopped half-way): they are dropped when the run ends failed or is found dead.
  * - Only the last successful walk's pages are kept: an older page describes records as they were.
@@ -16,6 +21,7 @@
  *   whose every page was recognised are then counted without a scan (see SeenIds).
  */
 import type { Database, Statement } from "better-sqlite3";
+import { ChildOf, WalkedResources, type WalkedResource } from "./resources.js";
 
 /** One scope's page: `[cursor ('' for the first page), fingerprint, next cursor]` */
 export type KnownPage = [string, number, string | null];
@@ -26,14 +32,14 @@ export class PageCache {
   private readonly touch: Statement;
 
   constructor(private readonly db: Database) {
-    this.upsert = db.prepare("INSERT OR REPLACE INTO _pages (scope, cursor, fp, next, ids, vids, run_id) VALUES (?, ?, ?, ?, ?, ?, ?)");
+    this.upsert = db.prepare("INSERT OR REPLACE INTO _pages (scope, cursor, fp, next, ids, vids, run_id, asserted_run) VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
     this.get = db.prepare("SELECT fp, ids FROM _pages WHERE scope = ? AND cursor = ?");
     this.touch = db.prepare("UPDATE _pages SET run_id = ? WHERE scope = ? AND cursor = ?");
   }
 
   /** Remember a page whose every record was applied from it, with their version ids. */
   remember(scope: string, startAfter: string | undefined, fp: number, next: string | undefined, ids: readonly string[], vids: readonly number[], runId: number): void {
-    this.upsert.run(scope, startAfter ?? "", fp, next ?? null, JSON.stringify(ids), JSON.stringify(vids), runId);
+    this.upsert.run(scope, startAfter ?? "", fp, next ?? null, JSON.stringify(ids), JSON.stringify(vids), runId, runId);
   }
 
   /**
@@ -47,12 +53,37 @@ export class PageCache {
     return row.ids;
   }
 
-  /** Drop the pages a new walk may no longer trust (a member page whose versions are not all current). */
+  /** Drop the pages a new walk may no longer trust (see the rules above). */
   prune(): void {
     this.db.exec(`
-      DELETE FROM _pages WHERE vids IS NULL OR (scope = 'members' OR scope LIKE 'members?%') AND EXISTS (
+      DELETE FROM _pages WHERE vids IS NULL OR asserted_run IS NULL OR (scope = 'members' OR scope LIKE 'members?%') AND EXISTS (
         SELECT 1 FROM json_each(_pages.vids) j
         WHERE NOT EXISTS (SELECT 1 FROM _members_v v WHERE v.vid = j.value AND v.valid_to_run IS NULL))`);
+    const since = this.db.prepare("SELECT min(asserted_run) FROM _pages").pluck().get() as number | null;
+    if (since === null) return;
+    for (const resource of WalkedResources) this.pruneTouched(resource, since);
+  }
+
+  /**
+   * Drop a resource's pages that list a record which began or ended a version (itself or one of
+   * its children) after the run that read the page. Only the versions after the oldest such run
+   * are read (through the by-run indexes), so a walk that follows an unchanged one reads nothing.
+   */
+  private pruneTouched(resource: WalkedResource, since: number): void {
+    const parts = [`SELECT id, valid_from_run AS run FROM _${resource}_v WHERE valid_from_run > @since`, `SELECT id, valid_to_run FROM _${resource}_v WHERE valid_to_run > @since AND ended_by IS NOT NULL`];
+    const child = ChildOf[resource]?.child;
+    if (child) parts.push(`SELECT part, valid_from_run FROM _${child}_v WHERE valid_from_run > @since`, `SELECT part, valid_to_run FROM _${child}_v WHERE valid_to_run > @since AND ended_by IS NOT NULL`);
+    this.db.exec("CREATE TEMP TABLE IF NOT EXISTS _touched (id TEXT NOT NULL, run INTEGER NOT NULL); DELETE FROM _touched");
+    const n = this.db.prepare(`INSERT INTO _touched ${parts.join(" UNION ALL ")}`).run({ since }).changes;
+    if (n === 0) return;
+    this.db.exec("CREATE INDEX IF NOT EXISTS temp._touched_id ON _touched (id, run)");
+    this.db
+      .prepare(
+        `DELETE FROM _pages WHERE (scope = @resource OR scope LIKE @like) AND EXISTS (
+           SELECT 1 FROM json_each(_pages.ids) j JOIN _touched t ON t.id = j.value WHERE t.run > _pages.asserted_run)`,
+      )
+      .run({ resource, like: `${resource}?%` });
+    this.db.exec("DELETE FROM _touched");
   }
 
   /**
