@@ -7,7 +7,8 @@
  *   version on this page may differ from the one applied from the other group's page).
  * - It carries the version ids its records had then; a member page is recognised only while every
  *   one of them is still current (a member in two groups can be updated from the other group's
- *   page later in a walk, and the page must not go on asserting the older version). Other
+ *   page later in a walk, or refetched by the webhook worker, and the page must not go on
+ *   asserting the older version: the next run's `prune` drops it). Other
  *   resources list each id once per walk, so their records change only through their own page.
  * - A failed run's pages are never trusted (they may be part of a cursor cycle, or of a walk that
  *   stopped half-way): they are dropped when the run ends failed or is found dead.
