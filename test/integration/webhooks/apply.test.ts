@@ -140,8 +140,13 @@ describe("the webhook worker drains the inbox into the snapshot", () => {
     expect(parked[0]!.reason).not.toContain(sb.keys.full);
     expect(parked[0]!.reason).not.toMatch(/\b\d{3}-?\d{2}-?\d{4}\b/);
     sb.setFaults({});
-    // A parked event is not retried by itself; a new event for the member is.
+    // A parked event is not retried by itself, and is forgotten after the retention (30 days by default).
     expect((await drainInbox({ inbox, source: client, store: t.store, settings, now: () => clock })).runs).toEqual([]);
+    clock = new Date(clock.getTime() + 29 * 86_400_000);
+    expect((await drainInbox({ inbox, source: client, store: t.store, settings, now: () => clock })).pruned).toBe(0);
+    clock = new Date(clock.getTime() + 2 * 86_400_000);
+    expect((await drainInbox({ inbox, source: client, store: t.store, settings, now: () => clock })).pruned).toBe(1);
+    expect(inbox.status().parked).toEqual([]);
   });
 
   it("a webhook run keeps the last walk's cached pages: the next sync with no change reads no member page again", async () => {
