@@ -5,14 +5,13 @@
  * sync runs at the same time as the worker. And the safety net: with the receiver down, the
  * events of a day are lost, and the next full walk brings the snapshot to the service's state.
  */
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { createClient } from "../../../src/api/client.js";
 import { sync } from "../../../src/pipeline/sync.js";
 import { openWorkerSnapshot } from "../../../src/store/worker-port.js";
 import { startSandbox, type Sandbox } from "../../../src/sandbox/index.js";
 import { drainInbox } from "../../../src/webhooks/apply.js";
+import { loopbackReceiver } from "../../../src/pipeline/demo-webhooks.js";
 import { Inbox, inboxPathFor } from "../../../src/webhooks/inbox.js";
 import { expectedState, norm, snapshotState, stateToObject } from "../../helpers/expected.js";
 import { ALL_CLAIMS, sandboxData } from "../../helpers/sandbox-truth.js";
@@ -25,19 +24,10 @@ afterEach(async () => {
 });
 
 /** Accepts each event into the inbox before its 2xx, as `webhooks serve` does. */
-async function tinyReceiver(inbox: Inbox): Promise<{ url: string; server: Server }> {
-  const server = createServer((req, res) => {
-    let body = "";
-    req.on("data", (c: Buffer) => (body += c.toString("utf8")));
-    req.on("end", () => {
-      const e = JSON.parse(body) as { id: string; type: string; payload: { id: string } };
-      inbox.accept([{ id: e.id, type: e.type, memberId: e.payload.id, receivedAt: new Date().toISOString() }]);
-      res.writeHead(204).end();
-    });
-  });
-  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
-  cleanups.push(() => new Promise<void>((r) => server.close(() => r())));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`, server };
+async function tinyReceiver(inbox: Inbox): Promise<{ url: string; close(): Promise<void> }> {
+  const r = await loopbackReceiver(inbox);
+  cleanups.push(() => r.close().catch(() => undefined));
+  return r;
 }
 
 async function setup() {
@@ -119,7 +109,7 @@ describe("the sandbox's sender, the inbox and the worker", () => {
   it("the safety net: with the receiver down a day's events are lost, and the next full walk brings the snapshot to the service's state", async () => {
     const { sb, client, t, inbox } = await setup();
     const receiver = await tinyReceiver(inbox);
-    await new Promise<void>((r) => receiver.server.close(() => r()));
+    await receiver.close();
     sb.webhooks.addConfig({ url: receiver.url, auth: { type: "bearer", token: "hook-token" }, maxAttempts: 3 });
     await syncStarted({ source: client, store: t.store, claimsWindow: ALL_CLAIMS });
     const day = await sb.advance();
