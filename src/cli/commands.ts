@@ -234,4 +234,22 @@ export const COMMANDS: readonly CommandSpec[] = [
     ],
     load: () => import("./commands/sandbox-advance.js"),
   },
+  {
+    name: "webhooks status",
+    summary: "the webhook inbox: events pending and the oldest one's age, events given up on and why, the last run that applied events",
+    options: [],
+    load: () => import("./commands/webhooks-status.js"),
+  },
+  {
+    name: "webhooks apply",
+    summary: "apply the events received: refetch each member and record the changes as a webhooks run (--once: drain and exit)",
+    description:
+      "Refetch each member the inbox has events for and apply it to the snapshot as sync does (diff, history, " +
+      "changes), in short runs of job webhooks that wait while a sync holds the snapshot. A member the service no " +
+      "longer has is kept until a full walk proves it gone. A refetch that fails is retried with backoff and given up " +
+      "on after webhooks.maxAttempts (see webhooks status). --once: drain what is due and exit (75 when a sync holds " +
+      "the snapshot: the events stay pending); otherwise drain every second until SIGINT or SIGTERM.",
+    options: [{ flags: "--once", description: "drain what is due now, then exit" }],
+    load: () => import("./commands/webhooks-apply.js"),
+  },
 ];

@@ -118,6 +118,15 @@ const Schedule = z.strictObject({
   waitForSnapshotMs: nonNegativeInt("an integer >= 0 (milliseconds)").default(600_000),
 });
 
+/** The webhook worker (src/webhooks/apply.ts): batches, retries of a failed refetch, how long finished events are kept. */
+const Webhooks = z.strictObject({
+  batchSize: positiveInt().default(100),
+  maxAttempts: positiveInt().default(8),
+  retryBaseMs: positiveInt("a positive integer (milliseconds)").default(5_000),
+  retryCapMs: positiveInt("a positive integer (milliseconds)").default(600_000),
+  retentionDays: positiveInt().default(30),
+});
+
 /**
  * The configuration schema. Input is what the file, the environment and the flags provide;
  * output has every default filled in, except the service, which has none.
@@ -156,6 +165,7 @@ export const Config = z
     /** Settings per scheduled job, by name (see jobs/ and `benefits-sync jobs`). */
     jobs: z.record(z.string(), JobSettings).default({}),
     schedule: Schedule.prefault({}),
+    webhooks: Webhooks.prefault({}),
   });
 
 /** What the loader accepts: every key optional, values as in the config file. */

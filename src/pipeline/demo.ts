@@ -10,6 +10,8 @@ import { SnapshotStore } from "../store/snapshot.js";
 import { rollingWindow } from "../extract/scopes.js";
 import { reconcile, type ReconcileReport } from "../reports/reconcile.js";
 import { sync, type RunReport, type SyncProgress } from "./sync.js";
+import { inboxPathFor } from "../webhooks/inbox.js";
+import { webhookDay, type WebhookDemoResult } from "./demo-webhooks.js";
 
 export interface DemoOptions {
   readonly outDir: string;
@@ -30,6 +32,8 @@ export interface DemoResult {
   readonly matchesGroundTruth: boolean;
   /** The reconciliation of the first run with the second. */
   readonly report: ReconcileReport;
+  /** A second day, announced by webhooks and applied by the worker alone. */
+  readonly webhooks: WebhookDemoResult;
 }
 
 const DEMO_MEMBERS = 5000;
@@ -50,7 +54,8 @@ export async function runDemo(opts: DemoOptions): Promise<DemoResult> {
   mkdirSync(outDir, { recursive: true });
   const dbPath = join(outDir, "demo.db");
   // The demo starts from nothing each time; it only ever removes its own files.
-  for (const f of [dbPath, `${dbPath}-wal`, `${dbPath}-shm`]) if (existsSync(f)) rmSync(f);
+  const inboxPath = inboxPathFor(dbPath);
+  for (const f of [dbPath, `${dbPath}-wal`, `${dbPath}-shm`, inboxPath, `${inboxPath}-wal`, `${inboxPath}-shm`]) if (existsSync(f)) rmSync(f);
   // One record of each kind the report's consistency checks look for, so the report has findings to show.
   const sb = await startSandbox({ members: opts.members ?? DEMO_MEMBERS, seed: opts.seed ?? 1, today: DEMO_TODAY, inconsistencies: true });
   const client = createClient({ baseUrl: sb.baseUrl, apiKey: sb.keys.full });
@@ -83,7 +88,8 @@ export async function runDemo(opts: DemoOptions): Promise<DemoResult> {
     const deltas = writeRunCsv(db, second.runId, join(outDir, "deltas"));
     // The sandbox's calendar is simulated: plan years are judged against its today, not the clock's.
     const report = reconcile(db, { from: String(first.runId), to: String(second.runId), outDir: join(outDir, "report"), asOf: sb.today });
-    return { dbPath, first, second, changeSet, deltas, matchesGroundTruth: matches, report };
+    const webhooks = await webhookDay(sb, client, store, inboxPath);
+    return { dbPath, first, second, changeSet, deltas, matchesGroundTruth: matches, report, webhooks };
   } finally {
     db.close();
     await client.close();

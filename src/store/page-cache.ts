@@ -7,7 +7,8 @@
  *   version on this page may differ from the one applied from the other group's page).
  * - It carries the version ids its records had then; a member page is recognised only while every
  *   one of them is still current (a member in two groups can be updated from the other group's
- *   page later in a walk, and the page must not go on asserting the older version).
+ *   page later in a walk, or refetched by the webhook worker, and the page must not go on
+ *   asserting the older version: the next run's `prune` drops it).
  * - It carries the run that read it (`asserted_run`; recognising it later does not change that):
  *   it is recognised only while no record on it and no child of one (a member's coverages, a
  *   group's plans) began or ended a version after that run. A member's coverages can change

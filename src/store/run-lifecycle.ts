@@ -14,6 +14,7 @@ import { emptyCounts } from "./counts.js";
 import { planDeletes, type DeletePlan } from "./delete-plan.js";
 import { ChildOf, StoredResources, WalkedResources, type StoredResource } from "./resources.js";
 import type { RunRow } from "./run-log.js";
+import { isLookup } from "./scopes.js";
 import { hostIdentity, isBusy, leaseUntil, lockedError, reapOrRefuse, type LeaseHolder } from "./run-lease.js";
 import { countsObject, type ActiveRun, type DeletePolicy, type RunFailure, type RunOutcome } from "./run-state.js";
 import { seenIdsSql, type SeenIds } from "./seen-ids.js";
@@ -157,7 +158,9 @@ export class RunLifecycle {
     this.settleSuspects();
     for (const r of WalkedResources) if (r !== "members" && this.d.seen.duplicated(r)) this.d.pages.forgetResource(r);
     this.d.seen.clear();
-    this.d.pages.keepFrom(this.chainStart(run));
+    // A run of lookups only (the webhook worker's) walked no listing: the last walk's pages stay
+    // (its refetched members already made the pages that list them untrusted, see PageCache.prune).
+    if ([...run.scopes.values()].some((s) => !isLookup(s))) this.d.pages.keepFrom(this.chainStart(run));
     ensureIndexes(db);
     db.prepare("UPDATE _runs SET status = 'succeeded', finished_at = ?, lease_until = NULL WHERE run_id = ?").run(this.d.now().toISOString(), run.runId);
     this.writeCounts(run);

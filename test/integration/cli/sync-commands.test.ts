@@ -162,6 +162,9 @@ describe("benefits-sync sync / runs / demo", () => {
     const r = await runCli(["demo", "--members", "300", "--out", out, "--quiet"], { env: {}, cwd: dir });
     expect(r.code).toBe(ExitCode.OK);
     expect(r.stdout).toContain("equal the sandbox's own record of the day, exactly");
+    // A second day told by the sandbox's webhooks and applied by the worker alone.
+    expect(r.stdout).toMatch(/Webhooks, simulated day \S+: the sandbox sent \d+ events for \d+ members .*applied them as run 3 /);
+    expect(r.stdout).toContain("The members in the snapshot match the sandbox without a full walk");
     const manifest = JSON.parse(readFileSync(join(out, "deltas", "2", "manifest.json"), "utf8")) as { files: { file: string; rows: number; sha256: string }[] };
     expect(manifest.files.length).toBeGreaterThan(1);
     for (const f of manifest.files) {
