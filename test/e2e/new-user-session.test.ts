@@ -99,5 +99,5 @@ describe("a new user's first session", () => {
     } finally {
       await setFaults({});
     }
-  });
+  }, 120_000);
 });

@@ -1,11 +1,13 @@
 /**
  * `benefits-sync doctor`: check the key and each read endpoint once, against the configured
  * service, or the embedded sandbox when asked for by name (`--env sandbox`). No service
- * configured is a ConfigError (exit 2). Exit 0 when every check passes, 1 otherwise.
+ * configured is a ConfigError (exit 2). Exit 0 when every check passes, 1 otherwise. Then the
+ * field paths the service added without notice, as the snapshot recorded them (doctor/new-fields.ts).
  */
 import { clientOptionsFromConfig, resolveService } from "../../config/index.js";
 import type { CommandContext } from "../context.js";
 import { runDoctorChecks } from "../doctor/checks.js";
+import { readNewFieldsSeen } from "../doctor/new-fields.js";
 import { renderJson, renderTable } from "../doctor/render.js";
 import { ExitCode } from "../exit-codes.js";
 
@@ -50,8 +52,9 @@ export async function run(ctx: CommandContext): Promise<number> {
         memberIdField: config.resources.members.idField,
         day,
       });
-      if (ctx.globals.json) ctx.stdout.write(renderJson(report, service));
-      else if (!ctx.globals.quiet || !report.ok) ctx.stdout.write(renderTable(report, service));
+      const seen = readNewFieldsSeen(config.db);
+      if (ctx.globals.json) ctx.stdout.write(renderJson(report, service, seen));
+      else if (!ctx.globals.quiet || !report.ok) ctx.stdout.write(renderTable(report, service, seen));
       return report.ok ? ExitCode.OK : ExitCode.RUN_FAILED;
     } finally {
       await client.close();
