@@ -4,7 +4,7 @@
  * with that run, and later runs say nothing. The sandbox serves the extra fields on demand.
  */
 import BetterSqlite3 from "better-sqlite3";
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { request } from "undici";
@@ -99,5 +99,16 @@ describe("new field paths", () => {
     const text = await startCli(["doctor"], { ...env, BENEFITS_DB: fresh }, dir).done;
     expect(text.stdout).toContain(`New fields: none seen (no snapshot yet at ${fresh}).`);
     expect(existsSync(fresh)).toBe(false);
+  }, 60_000);
+
+  it("doctor with a snapshot path that holds no snapshot: its checks still pass, and it says the file could not be read", async () => {
+    const notOurs = join(dir, "notes.txt");
+    writeFileSync(notOurs, "not a database\n");
+    const r = await startCli(["doctor"], { ...env, BENEFITS_DB: notOurs }, dir).done;
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain("All 6 checks passed.");
+    expect(r.stdout).toContain("New fields: the snapshot could not be read (");
+    expect(r.stdout).toContain(notOurs);
+    expect(readFileSync(notOurs, "utf8")).toBe("not a database\n");
   }, 60_000);
 });

@@ -15,6 +15,7 @@ import { closedPort } from "../helpers/ports.js";
 import { README } from "../helpers/readme-blocks.js";
 import { startReceiver, type Received, type Receiver } from "../helpers/receiver.js";
 import { sandboxData } from "../helpers/sandbox-truth.js";
+import { waitUntil } from "../helpers/wait.js";
 
 const TOKEN = "T0001/B0002/chat-token-do-not-print";
 let sb: Sandbox;
@@ -140,6 +141,26 @@ describe("notify", () => {
     } finally {
       sb.setFaults({});
     }
+  }, 60_000);
+
+  it("schedule posts too: a scheduled job that fails is told, with the variable the config names", async () => {
+    const off = { enabled: false };
+    const config = { notify: { urlEnv: "CHAT_URL" }, jobs: { "nightly-claims-export": off, "daily-groups-designs": off, "weekly-full-walk": off, "monthly-reconcile": off } };
+    const w = workspace("schedule", config);
+    const before = received.length;
+    // A key the service refuses: the one enabled job, behind its schedule, fails at its first call.
+    const daemon = startCli(["schedule", "--run-missed"], { ...w.env, BENEFITS_API_KEY: "sbx_refused_0000000000", CHAT_URL: `${hook}/hooks/${TOKEN}` }, w.cwd);
+    let out = "";
+    daemon.child.stdout!.on("data", (d: Buffer) => (out += d.toString()));
+    await waitUntil("the message of the failed job", () => received.length > before);
+    await waitUntil("the job.failed line", () => out.includes('"event":"job.failed"'));
+    daemon.child.kill("SIGTERM");
+    const r = await daemon.done;
+    expect(r.code, r.stderr).toBe(143);
+    const [text, ...more] = messagesSince(before);
+    expect(more).toEqual([]);
+    expect(text).toMatch(/^benefits-sync hourly-member-sync, run 1: failed: /);
+    expect(text).not.toContain("sbx_refused_0000000000");
   }, 60_000);
 
   it("a message that does not land is a warning naming the receiver by host and port; the exit status stays the run's", async () => {
