@@ -16,7 +16,12 @@ const DOCTOR_RETRY = { maxAttempts: 2, retryAfterCapMs: 5_000 } as const;
 /** The embedded sandbox only needs to be big enough to have a member. */
 const EMBEDDED_SANDBOX_MEMBERS = 50;
 
-export async function run(ctx: CommandContext): Promise<number> {
+export function run(ctx: CommandContext): Promise<number> {
+  return runDoctor(ctx, { newFields: true });
+}
+
+/** `newFields: false` for `init`, whose folder has no snapshot to look at yet. */
+export async function runDoctor(ctx: CommandContext, show: { readonly newFields: boolean }): Promise<number> {
   const config = ctx.config();
   const target = resolveService(config);
   let baseUrl: string;
@@ -52,7 +57,7 @@ export async function run(ctx: CommandContext): Promise<number> {
         memberIdField: config.resources.members.idField,
         day,
       });
-      const seen = readNewFieldsSeen(config.db);
+      const seen = show.newFields ? readNewFieldsSeen(config.db) : undefined;
       if (ctx.globals.json) ctx.stdout.write(renderJson(report, service, seen));
       else if (!ctx.globals.quiet || !report.ok) ctx.stdout.write(renderTable(report, service, seen));
       return report.ok ? ExitCode.OK : ExitCode.RUN_FAILED;
