@@ -200,6 +200,10 @@ describe("notify", () => {
     expect(unset.stderr).toContain("notify.urlEnv: the environment variable SLACK_WEBHOOK_URL is not set");
     const refused = await runJob(w);
     expect(refused.code).toBe(2);
+    const set = await startCli(["config", "check"], { ...w.env, SLACK_WEBHOOK_URL: `${hook}/hooks/${TOKEN}` }, w.cwd).done;
+    expect(set.code, set.stderr).toBe(0);
+    expect(set.stdout).toContain(`  notify:   ${new URL(hook).host} (from SLACK_WEBHOOK_URL), on a failed run or new fields\n`);
+    expect(set.stdout).not.toContain(TOKEN);
 
     const before = received.length;
     sb.setFaults(failingListing());
