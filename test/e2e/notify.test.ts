@@ -6,6 +6,7 @@
  * built CLI against the sandbox, the receiver a node:http server, all over loopback.
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createServer as createNetServer, type AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -186,6 +187,23 @@ describe("notify", () => {
       sb.setFaults({});
     }
   }, 120_000);
+
+  it("a receiver that takes the connection and never answers: the job still ends, its status its run's, with the warning", async () => {
+    const silent = createNetServer(() => {}); // accepts, reads nothing, answers nothing
+    await new Promise<void>((r) => silent.listen(0, "127.0.0.1", r));
+    const port = (silent.address() as AddressInfo).port;
+    try {
+      const w = workspace("silent", { notify: { url: `http://127.0.0.1:${port}/hooks/${TOKEN}` } });
+      sb.setFaults(failingListing());
+      const r = await runJob(w);
+      expect(r.code, r.stderr).toBe(1);
+      expect(r.stderr).toContain(`notify: the message to 127.0.0.1:${port} could not be delivered`);
+      expect(r.stderr).not.toContain(TOKEN);
+    } finally {
+      sb.setFaults({});
+      silent.close();
+    }
+  }, 60_000);
 
   it("the README's notify config, as printed: checked like the sinks' urlEnv, then a failing job is told", async () => {
     const text = readFileSync(README, "utf8");
