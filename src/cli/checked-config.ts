@@ -1,7 +1,7 @@
 /**
  * The one check of a configuration, made at load by every command and by `config check`: the
  * schema (`loadConfig`), the jobs as configured (names, schedules, time zones, their sinks:
- * `effectiveJobs`), the sinks (a `urlEnv` that is set: `configuredOutputs`) and each configured
+ * `effectiveJobs`), the sinks (a `urlEnv` that is set: `configuredOutputs`), notify's `urlEnv`, and each configured
  * sink's `fromRun` against the snapshot (output-start.ts). It exists because each command used to
  * check a part: `sync` ran with a job name `jobs` refused, and a sink's start that contradicted
  * the snapshot failed only at delivery, after the run.
@@ -10,6 +10,7 @@ import { existsSync } from "node:fs";
 import path from "node:path";
 import { DEFAULT_CONFIG_FILE, loadConfig, type Config, type LoadConfigOptions } from "../config/index.js";
 import { ConfigError } from "../errors.js";
+import { notifyUrl } from "../jobs/notify.js";
 import { effectiveJobs } from "../jobs/registry.js";
 import { folderDescribe, folderOutput } from "../sinks/files/folder-sink.js";
 import { checkFromRun, needsStart, sinkStartKey } from "../sinks/output-start.js";
@@ -53,13 +54,15 @@ export function checkConfig(opts: CheckOptions): ConfigCheck {
       check();
     } catch (err) {
       if (!(err instanceof ConfigError)) throw err;
-      problems.push(...err.problems.map((p) => (/^(jobs|sinks)\./.test(p) ? `${p}${fromFile}` : p)));
+      problems.push(...err.problems.map((p) => (/^(jobs|sinks|notify)\./.test(p) ? `${p}${fromFile}` : p)));
     }
   };
   collect(() => effectiveJobs(config));
   if (opts.sinks === false) return problems.length > 0 ? { ok: false, problems } : { ok: true, config };
   let outputs: Record<string, OutputSpec> = {};
   collect(() => (outputs = configuredOutputs(config.sinks, opts.env, opts.cwd)));
+  // Told after a run, as the sinks are: the commands that run jobs check it, with them.
+  collect(() => notifyUrl(config.notify, opts.env));
   collect(() => checkStarts(config.db, outputs, collect));
   return problems.length > 0 ? { ok: false, problems } : { ok: true, config };
 }

@@ -54,6 +54,9 @@ export function loadConfig(opts: LoadConfigOptions = {}): Config {
   }
   const secrets = merged.input.webhookSecrets;
   if (Array.isArray(secrets)) for (const s of secrets) if (typeof s === "string") registerSecret(s);
+  // A chat webhook's URL is its token (anyone holding it may post): masked like a key.
+  const notify = merged.input.notify as { url?: unknown } | undefined;
+  if (notify && typeof notify.url === "string") registerSecret(notify.url);
 
   const result = Config.safeParse(merged.input);
   if (!result.success) {

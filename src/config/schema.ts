@@ -127,6 +127,16 @@ const Webhooks = z.strictObject({
   retentionDays: positiveInt().default(30),
 });
 
+/** A chat webhook told when a job fails or new fields appear (src/jobs/notify.ts). */
+const Notify = z
+  .strictObject({
+    /** Slack-compatible: receives `{"text": "..."}`. Its path is often its token: it is masked like a key. */
+    url: httpUrl().optional(),
+    /** The name of an environment variable that holds the URL (keeps the token out of the file). */
+    urlEnv: nonEmpty("an environment variable's name").optional(),
+  })
+  .refine((s) => (s.url === undefined) !== (s.urlEnv === undefined), { error: "give exactly one of url and urlEnv" });
+
 /**
  * The configuration schema. Input is what the file, the environment and the flags provide;
  * output has every default filled in, except the service, which has none.
@@ -166,6 +176,7 @@ export const Config = z
     jobs: z.record(z.string(), JobSettings).default({}),
     schedule: Schedule.prefault({}),
     webhooks: Webhooks.prefault({}),
+    notify: Notify.optional(),
   });
 
 /** What the loader accepts: every key optional, values as in the config file. */

@@ -15,7 +15,8 @@
  *   which runs and why, or when it fires next.
  * - Stop (SIGINT, SIGTERM): no new fire; the run in progress stops fetching, commits the page in
  *   hand and is recorded as interrupted (failed, code INTERRUPTED; the next run resumes it).
- * - A failing job is logged, written to the textfile and pinged as failed; the others go on.
+ * - A failing job is logged, written to the textfile, pinged as failed and told to `notify` (as
+ *   are new fields, notify.ts); the others go on.
  */
 import type { Database } from "better-sqlite3";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -26,6 +27,7 @@ import { movedText, nextFireAfter } from "./fire-times.js";
 import { claimFire, endFire, type FireReason } from "./fires.js";
 import type { Job } from "./job.js";
 import type { JobReport } from "./run-job.js";
+import { notifyJob, notifyThrownText, postNotify } from "./notify.js";
 import { markSchedulerSeen, schedulerLastSeen } from "./scheduler-record.js";
 import { ping as realPing, textfileMetrics, writeTextfile, type JobLog, type PingKind } from "./telemetry.js";
 
@@ -44,6 +46,8 @@ export interface SchedulerOptions {
   readonly ping?: (url: string, kind: PingKind) => Promise<string | undefined>;
   /** At start, run every job whose last success is older than its latest due time (`schedule --run-missed`). */
   readonly runMissed?: boolean;
+  /** The chat webhook told of a failed job or new fields (notify.ts). */
+  readonly notifyUrl?: string;
   /** How often the scheduler's record (scheduler-record.ts) is renewed while it runs; default a minute. */
   readonly recordEveryMs?: number;
 }
@@ -143,8 +147,10 @@ export class Scheduler {
     } catch (e) {
       // Anything unexpected (the database locked past its timeout, a bug): this job's fire ends
       // failed; the scheduler and the other jobs go on.
-      this.o.log({ event: "job.failed", ...base, ...whyThrown(e) });
+      const thrown = whyThrown(e);
+      this.o.log({ event: "job.failed", ...base, ...thrown });
       await this.tell(job, "fail");
+      if (this.o.notifyUrl) this.notified(job, await postNotify(this.o.notifyUrl, notifyThrownText(job.name, thrown.why)));
       return "failed";
     } finally {
       this.running.delete(job.name);
@@ -189,6 +195,7 @@ export class Scheduler {
     });
     this.refreshTextfile();
     await this.tell(job, outcome === "succeeded" ? "success" : "fail");
+    this.notified(job, await notifyJob(this.o.notifyUrl, job.name, report));
     return outcome;
   }
 
@@ -219,6 +226,10 @@ export class Scheduler {
     } catch (e) {
       this.o.log({ event: "textfile.failed", path: this.o.textfile, error: e instanceof Error ? e.message : String(e) });
     }
+  }
+
+  private notified(job: Job, problem: string | undefined): void {
+    if (problem) this.o.log({ event: "notify.failed", job: job.name, error: problem });
   }
 
   private async tell(job: Job, kind: PingKind): Promise<void> {

@@ -11,6 +11,7 @@ import type { Database } from "better-sqlite3";
 import { renameSync, writeFileSync } from "node:fs";
 import { request } from "undici";
 import { redact } from "../errors.js";
+import { WalkedResources } from "../store/resources.js";
 import type { Job } from "./job.js";
 import { jobRunsSource } from "./report-runs.js";
 
@@ -54,7 +55,8 @@ const label = (v: string) => v.replace(/\\/g, "\\\\").replace(/"/g, '\\"').repla
 
 /**
  * The textfile's text: per job, its last run's status and duration, its last success time, and the
- * last successful run's record counts per resource, all read from the run history.
+ * last successful run's record counts per resource, all read from the run history; and per walked
+ * resource, how many field paths the service added without notice (`new_fields`).
  */
 export function textfileMetrics(db: Database, jobs: readonly Job[]): string {
   const runs = jobRunsSource(db);
@@ -66,7 +68,11 @@ export function textfileMetrics(db: Database, jobs: readonly Job[]): string {
     status: [metric("job_last_run_succeeded", "1 when the job's last finished run succeeded, 0 when it failed.")],
     duration: [metric("job_last_run_duration_seconds", "How long the job's last finished run took.")],
     records: [metric("job_last_success_records", "Records of the job's last successful run, per resource and what happened to them.")],
+    newFields: [metric("new_field_paths", "Field paths the service sent that benefits-sync does not know, per resource (`benefits-sync doctor` lists them).")],
   };
+  // Every resource has its line, 0 included: an alert on an increase needs the series before the first path.
+  const newPaths = new Map((db.prepare("SELECT resource, count(*) AS n FROM new_fields GROUP BY resource").all() as { resource: string; n: number }[]).map((r) => [r.resource, r.n]));
+  for (const r of WalkedResources) lines.newFields.push(`benefits_sync_new_field_paths{resource="${r}"} ${newPaths.get(r) ?? 0}\n`);
   for (const j of jobs) {
     const l = `job="${label(j.name)}"`;
     const run = last.get(j.name) as { run_id: number; status: string; started_at: string; finished_at: string | null } | undefined;

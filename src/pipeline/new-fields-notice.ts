@@ -2,8 +2,7 @@
  * Telling a run's new field paths (src/store/field-paths.ts) once: the run that first saw them
  * says so, and the snapshot's `new_fields` table keeps them for `doctor`, the metrics and later.
  */
-import { openDatabase } from "../store/database.js";
-import { newFields } from "../store/new-fields.js";
+import { newFieldsInFile } from "../store/new-fields.js";
 
 export interface NewFieldPath {
   readonly resource: string;
@@ -12,12 +11,7 @@ export interface NewFieldPath {
 
 /** The field paths run `runId` was the first to see. */
 export function newFieldsOfRun(dbPath: string, runId: number): NewFieldPath[] {
-  const db = openDatabase(dbPath, { readonly: true });
-  try {
-    return newFields(db, runId).map((r) => ({ resource: r.resource, path: r.path }));
-  } finally {
-    db.close();
-  }
+  return (newFieldsInFile(dbPath, runId) ?? []).map((r) => ({ resource: r.resource, path: r.path }));
 }
 
 /** One line naming each new path by resource (paths only: no value is ever kept). */

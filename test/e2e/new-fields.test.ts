@@ -4,7 +4,7 @@
  * with that run, and later runs say nothing. The sandbox serves the extra fields on demand.
  */
 import BetterSqlite3 from "better-sqlite3";
-import { mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { request } from "undici";
@@ -33,12 +33,17 @@ afterAll(async () => {
 });
 
 const sync = () => startCli(["sync", "--json"], env, dir).done;
+const doctor = (...args: string[]) => startCli(["doctor", ...args], env, dir).done;
 
 describe("new field paths", () => {
   it("are told by the run that first sees them, kept with it, and never with a value", async () => {
     const first = await sync();
     expect(first.code, first.stderr).toBe(0);
     expect(first.stderr).not.toMatch(/does not know/);
+    const before = await doctor();
+    expect(before.code, before.stderr).toBe(0);
+    expect(before.stdout).toContain("New fields: none seen.");
+    expect(JSON.parse((await doctor("--json")).stdout).newFields).toEqual([]);
     const plan = { extraFields: { members: { preferredLanguage: "en", benefitsContact: { name: "Pat", ssn: SSN } }, claims: { priorAuthNumber: "PA-1" } } };
     const res = await request(`${env.BENEFITS_BASE_URL}/_sandbox/faults`, { method: "POST", body: JSON.stringify(plan), headers: { "content-type": "application/json" } });
     expect(res.statusCode, await res.body.text()).toBe(200);
@@ -60,6 +65,8 @@ describe("new field paths", () => {
     expect(third.code, third.stderr).toBe(0);
     expect(third.stderr).not.toMatch(/does not know/);
 
+    type Recorded = { resource: string; path: string; firstRunId: number; firstSeenAt: string };
+    let recorded: Recorded[];
     const db = new BetterSqlite3(env.BENEFITS_DB!, { readonly: true });
     try {
       const rows = db.prepare("SELECT resource, path, first_run_id FROM new_fields ORDER BY resource, path").all();
@@ -69,8 +76,39 @@ describe("new field paths", () => {
         { resource: "members", path: "preferredLanguage", first_run_id: 2 },
       ]);
       expect(JSON.stringify(db.prepare("SELECT * FROM new_fields").all())).not.toContain(SSN);
+      recorded = db.prepare("SELECT resource, path, first_run_id AS firstRunId, first_seen_at AS firstSeenAt FROM new_fields ORDER BY resource, path").all() as Recorded[];
     } finally {
       db.close();
     }
-  });
+
+    // doctor lists them as the snapshot recorded them.
+    const told = await doctor("--json");
+    expect(told.code, told.stderr).toBe(0);
+    expect(JSON.parse(told.stdout).newFields).toEqual(recorded);
+    const table = await doctor();
+    expect(table.code, table.stderr).toBe(0);
+    for (const f of recorded) expect(table.stdout).toMatch(new RegExp(`^${f.resource}\\s+${f.path.replace(/\./g, "\\.")}\\s+2\\s+${f.firstSeenAt.replace(/\./g, "\\.")}$`, "m"));
+    expect(table.stdout + told.stdout).not.toContain(SSN);
+  }, 120_000);
+
+  it("doctor before any snapshot: none seen, and no snapshot file made", async () => {
+    const fresh = join(dir, "none-yet.db");
+    const r = await startCli(["doctor", "--json"], { ...env, BENEFITS_DB: fresh }, dir).done;
+    expect(r.code, r.stderr).toBe(0);
+    expect(JSON.parse(r.stdout).newFields).toEqual([]);
+    const text = await startCli(["doctor"], { ...env, BENEFITS_DB: fresh }, dir).done;
+    expect(text.stdout).toContain(`New fields: none seen (no snapshot yet at ${fresh}).`);
+    expect(existsSync(fresh)).toBe(false);
+  }, 60_000);
+
+  it("doctor with a snapshot path that holds no snapshot: its checks still pass, and it says the file could not be read", async () => {
+    const notOurs = join(dir, "notes.txt");
+    writeFileSync(notOurs, "not a database\n");
+    const r = await startCli(["doctor"], { ...env, BENEFITS_DB: notOurs }, dir).done;
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain("All 6 checks passed.");
+    expect(r.stdout).toContain("New fields: the snapshot could not be read (");
+    expect(r.stdout).toContain(notOurs);
+    expect(readFileSync(notOurs, "utf8")).toBe("not a database\n");
+  }, 60_000);
 });

@@ -8,7 +8,9 @@ import { existsSync } from "node:fs";
 import path from "node:path";
 import { DEFAULT_CONFIG_FILE, resolveService, type Config } from "../../config/index.js";
 import { ConfigError } from "../../errors.js";
+import { notifyUrl } from "../../jobs/notify.js";
 import { effectiveJobs } from "../../jobs/registry.js";
+import { hostAndPort } from "../../url-display.js";
 import { checkConfig } from "../checked-config.js";
 import type { CommandContext } from "../context.js";
 import { ExitCode } from "../exit-codes.js";
@@ -44,8 +46,15 @@ function summary(file: string, config: Config, env: Readonly<Record<string, stri
     `  snapshot: ${config.db}`,
     `  sinks:    ${sinks.length ? sinks.join(", ") : "none"}`,
     `  jobs:     ${on.length ? on.join(", ") : "none enabled"}${off.length ? `; disabled: ${off.join(", ")}` : ""}`,
+    ...(config.notify ? [`  notify:   ${notifyTarget(config.notify, env)}, on a failed run or new fields`] : []),
     "",
   ].join("\n");
+}
+
+/** Where notify goes, by host and port only: a chat webhook's path is its token. */
+function notifyTarget(notify: NonNullable<Config["notify"]>, env: Readonly<Record<string, string | undefined>>): string {
+  const url = notifyUrl(notify, env);
+  return `${(url && hostAndPort(url)) ?? "?"}${notify.urlEnv ? ` (from ${notify.urlEnv})` : ""}`;
 }
 
 function service(config: Config): string {

@@ -1,11 +1,13 @@
 /**
  * `benefits-sync doctor`: check the key and each read endpoint once, against the configured
  * service, or the embedded sandbox when asked for by name (`--env sandbox`). No service
- * configured is a ConfigError (exit 2). Exit 0 when every check passes, 1 otherwise.
+ * configured is a ConfigError (exit 2). Exit 0 when every check passes, 1 otherwise. Then the
+ * field paths the service added without notice, as the snapshot recorded them (doctor/new-fields.ts).
  */
 import { clientOptionsFromConfig, resolveService } from "../../config/index.js";
 import type { CommandContext } from "../context.js";
 import { runDoctorChecks } from "../doctor/checks.js";
+import { readNewFieldsSeen } from "../doctor/new-fields.js";
 import { renderJson, renderTable } from "../doctor/render.js";
 import { ExitCode } from "../exit-codes.js";
 
@@ -14,7 +16,12 @@ const DOCTOR_RETRY = { maxAttempts: 2, retryAfterCapMs: 5_000 } as const;
 /** The embedded sandbox only needs to be big enough to have a member. */
 const EMBEDDED_SANDBOX_MEMBERS = 50;
 
-export async function run(ctx: CommandContext): Promise<number> {
+export function run(ctx: CommandContext): Promise<number> {
+  return runDoctor(ctx, { newFields: true });
+}
+
+/** `newFields: false` for `init`, whose folder has no snapshot to look at yet. */
+export async function runDoctor(ctx: CommandContext, show: { readonly newFields: boolean }): Promise<number> {
   const config = ctx.config();
   const target = resolveService(config);
   let baseUrl: string;
@@ -50,8 +57,9 @@ export async function run(ctx: CommandContext): Promise<number> {
         memberIdField: config.resources.members.idField,
         day,
       });
-      if (ctx.globals.json) ctx.stdout.write(renderJson(report, service));
-      else if (!ctx.globals.quiet || !report.ok) ctx.stdout.write(renderTable(report, service));
+      const seen = show.newFields ? readNewFieldsSeen(config.db) : undefined;
+      if (ctx.globals.json) ctx.stdout.write(renderJson(report, service, seen));
+      else if (!ctx.globals.quiet || !report.ok) ctx.stdout.write(renderTable(report, service, seen));
       return report.ok ? ExitCode.OK : ExitCode.RUN_FAILED;
     } finally {
       await client.close();

@@ -50,7 +50,7 @@ export async function run(ctx: CommandContext): Promise<number> {
   const doctor = await import("./doctor.js");
   let code: number;
   try {
-    code = await doctor.run({ ...ctx, globals: { ...ctx.globals, config: file }, config: () => loadCheckedConfig({ env: ctx.env, cwd: ctx.cwd, configPath: file }) });
+    code = await doctor.runDoctor({ ...ctx, globals: { ...ctx.globals, config: file }, config: () => loadCheckedConfig({ env: ctx.env, cwd: ctx.cwd, configPath: file }) }, { newFields: false });
   } catch (err) {
     if (!(err instanceof BenefitsSyncError)) throw err;
     ctx.stderr.write(`benefits-sync doctor: ${err.message}\n`);

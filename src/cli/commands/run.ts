@@ -7,6 +7,7 @@ import { redact } from "../../errors.js";
 import { openDatabase } from "../../store/database.js";
 import type { CommandContext } from "../context.js";
 import type { ReconcileJobReport } from "../../jobs/reconcile-job.js";
+import { notifyRunEnd } from "../run-notify.js";
 import { printRunReport, runExitCode, runNotices } from "../run-report.js";
 import { progressReporter } from "../progress.js";
 import { watchSignals } from "../signals.js";
@@ -39,6 +40,7 @@ export async function run(ctx: CommandContext): Promise<number> {
     else printRunReport(ctx, report);
     const code = signals.exitCode(runExitCode(report));
     if (job.heartbeatUrl) await ping(job.heartbeatUrl, code === 0 ? "success" : "fail").then(pingFailed);
+    await notifyRunEnd(ctx, config, job.name, report);
     if (config.schedule.textfile && report.runId !== null) {
       const db = openDatabase(config.db);
       try {

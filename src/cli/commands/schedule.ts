@@ -14,6 +14,7 @@ export async function run(ctx: CommandContext): Promise<number> {
   const { runJob } = await import("../../jobs/run-job.js");
   const { Scheduler } = await import("../../jobs/scheduler.js");
   const { jsonLines } = await import("../../jobs/telemetry.js");
+  const notifyUrl = (await import("../../jobs/notify.js")).notifyUrl(config.notify, ctx.env);
   // Creates the snapshot (with its schema) when missing: fires are claimed in it.
   const db = openDatabase(config.db);
   const log = jsonLines(ctx.stdout);
@@ -24,6 +25,7 @@ export async function run(ctx: CommandContext): Promise<number> {
     waitForSnapshotMs: config.schedule.waitForSnapshotMs,
     runMissed: ctx.options.runMissed === true,
     ...(config.schedule.textfile ? { textfile: config.schedule.textfile } : {}),
+    ...(notifyUrl ? { notifyUrl } : {}),
     run: (job, signal) => runJob(job, { config, env: ctx.env, cwd: ctx.cwd, signal, onNotice: (message) => log({ event: "job.notice", job: job.name, message }) }),
   });
   const stopped = new Promise<NodeJS.Signals>((resolve) => {

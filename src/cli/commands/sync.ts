@@ -13,6 +13,7 @@ import type { PiiMode } from "../../store/pii.js";
 import { WalkedResources, type WalkedResource } from "../../store/resources.js";
 import type { CommandContext } from "../context.js";
 import { ExitCode } from "../exit-codes.js";
+import { notifyRunEnd } from "../run-notify.js";
 import { printRunReport, runExitCode, runNotices } from "../run-report.js";
 import { watchSignals } from "../signals.js";
 import { progressReporter } from "../progress.js";
@@ -69,6 +70,7 @@ export async function run(ctx: CommandContext): Promise<number> {
     progress?.finish();
     notices.settle(report);
     printRunReport(ctx, report);
+    await notifyRunEnd(ctx, config, "sync", report);
     return signals.exitCode(runExitCode(report));
   } finally {
     signals.dispose();
