@@ -49,13 +49,12 @@ export interface Receiver {
   stop(graceMs?: number): Promise<void>;
 }
 
-const json = (res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) => {
-  res.writeHead(status, { "content-type": "application/json", "cache-control": "no-store", ...headers });
-  res.end(`${JSON.stringify(body)}\n`);
+/** Once stopping, every answer closes its connection, so no idle keep-alive holds the stop up. */
+const json = (res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}, close = false) => {
+  const text = `${JSON.stringify(body)}\n`;
+  res.writeHead(status, { "content-type": "application/json", "cache-control": "no-store", "content-length": String(Buffer.byteLength(text)), ...(close ? { connection: "close" } : {}), ...headers });
+  res.end(text);
 };
-
-/** An answer given before the body was read: the connection closes after it, the rest unread. */
-const refuseUnread = (res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) => json(res, status, body, { connection: "close", ...headers });
 
 /** The body, or "too_large" as soon as more than `max` bytes have arrived (then nothing more is read). */
 function readBody(req: IncomingMessage, max: number): Promise<Buffer | "too_large" | "aborted"> {
@@ -93,22 +92,23 @@ export function createReceiver(opts: ReceiverOptions): Receiver {
   const now = opts.now ?? (() => new Date());
   let stopping = false;
 
+  /** `unread`: answered before the body was read, so the connection closes after it, the rest unread. */
+  const answer = (res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}, unread = false) => json(res, status, body, headers, unread || stopping);
   const reject = (res: ServerResponse, reason: RejectReason, status: number, message: string, unread: boolean, headers: Record<string, string> = {}) => {
     c.rejected[reason]++;
-    (unread ? refuseUnread : json)(res, status, { error: reason, message }, headers);
+    answer(res, status, { error: reason, message }, headers, unread);
   };
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    if (stopping) res.setHeader("connection", "close");
     const path = (req.url ?? "/").split("?")[0];
     if (path === "/healthz") {
       if (req.method !== "GET" && req.method !== "HEAD") return reject(res, "method_not_allowed", 405, "GET /healthz", true, { allow: "GET, HEAD" });
       try {
         opts.inbox.probe();
-        return json(res, stopping ? 503 : 200, { ok: !stopping, ...(stopping ? { stopping: true } : {}) });
+        return answer(res, stopping ? 503 : 200, { ok: !stopping, ...(stopping ? { stopping: true } : {}) });
       } catch (e) {
         opts.onStorageError?.(e);
-        return json(res, 503, { ok: false, problem: "the inbox cannot be written" });
+        return answer(res, 503, { ok: false, problem: "the inbox cannot be written" });
       }
     }
     if (path !== opts.path) return reject(res, "not_found", 404, `deliveries go to POST ${opts.path}`, true);
@@ -138,14 +138,14 @@ export function createReceiver(opts: ReceiverOptions): Receiver {
     if (!isNew) c.duplicates++;
     else if (parsed.event.memberId === null) c.ignored++;
     else c.accepted++;
-    json(res, 200, { accepted: true, duplicate: !isNew });
+    answer(res, 200, { accepted: true, duplicate: !isNew });
   }
 
   const listener = (req: IncomingMessage, res: ServerResponse) => {
     handle(req, res).catch((e: unknown) => {
       // A fault of ours after the checks: the sender should retry, as for storage.
       opts.onStorageError?.(e);
-      if (!res.headersSent) refuseUnread(res, 503, { error: "unavailable", message: "retry" });
+      if (!res.headersSent) answer(res, 503, { error: "unavailable", message: "retry" }, {}, true);
       else res.destroy();
     });
   };

@@ -5,13 +5,16 @@
  */
 import BetterSqlite3 from "better-sqlite3";
 import { createHmac } from "node:crypto";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { request } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startCli, type CliRun } from "../helpers/cli-process.js";
+import { spawn, spawnSync } from "node:child_process";
+import { chmodSync, mkdirSync } from "node:fs";
+import { CLI, startCli, type CliRun } from "../helpers/cli-process.js";
+import { readmeBlock } from "../helpers/readme-blocks.js";
 import { waitUntil } from "../helpers/wait.js";
 
 const SECRET = "whsec-e2e-0123456789abcdef";
@@ -76,6 +79,7 @@ describe("webhooks serve: SIGTERM", () => {
     const sock = connect(port, "127.0.0.1");
     let answer = "";
     sock.on("data", (d: Buffer) => (answer += d.toString()));
+    const closed = new Promise((r) => sock.once("close", r));
     await new Promise((r) => sock.once("connect", r));
     const half = Math.floor(body.length / 2);
     sock.write(`POST /webhooks HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nExpect: 100-continue\r\nX-Service-Signature: ${sign(body)}\r\nContent-Length: ${body.length}\r\n\r\n`);
@@ -90,8 +94,10 @@ describe("webhooks serve: SIGTERM", () => {
     }));
     expect(s.run.child.exitCode).toBeNull();
     sock.write(body.slice(half));
-    await waitUntil("the answer to the request in hand", () => /HTTP\/1\.1 \d{3} [\s\S]*\r\n\r\n.*\n/.test(answer.slice(25)));
+    // Answered, and the connection closed with it: no idle keep-alive holds the stop up.
+    await closed;
     expect(answer).toMatch(/^HTTP\/1\.1 100 Continue\r\n\r\nHTTP\/1\.1 200 /);
+    expect(answer.toLowerCase()).toContain("connection: close");
     const done = await s.run.done;
     expect(done.code).toBe(143);
     const inbox = new BetterSqlite3(join(dir, "term.inbox.db"), { readonly: true });
@@ -102,5 +108,29 @@ describe("webhooks serve: SIGTERM", () => {
     expect(prom).toContain('benefits_sync_webhooks_secret_matched_total{secret="0"} 1\n');
     expect(prom).toContain('benefits_sync_webhooks_rejected_total{reason="bad_signature"} 0\n');
     expect(stdoutOf(s.run)).toContain('"event":"webhooks.stopped"');
+  });
+});
+
+describe("README: webhooks: receive", () => {
+  it("runs as printed: the receiver in one terminal, its health check in another", async () => {
+    const [serveLine, check] = readmeBlock("webhooks: receive");
+    const home = join(dir, "readme");
+    const bin = join(home, "bin");
+    mkdirSync(bin, { recursive: true });
+    writeFileSync(join(bin, "benefits-sync"), `#!/bin/sh\nexec "${process.execPath}" "${CLI}" "$@"\n`);
+    chmodSync(join(bin, "benefits-sync"), 0o755);
+    const env = { PATH: `${bin}:${process.env.PATH ?? ""}`, BENEFITS_WEBHOOK_SECRET: SECRET };
+    const server = spawn("sh", ["-c", `exec ${serveLine!}`], { cwd: home, env, stdio: ["ignore", "pipe", "pipe"] });
+    let out = "";
+    server.stdout.on("data", (d: Buffer) => (out += d.toString()));
+    const exited = new Promise<number | null>((resolve) => server.once("close", resolve));
+    await waitUntil("the listening line", () => out.includes('"webhooks.listening"'));
+    const r = spawnSync("sh", ["-c", check!], { cwd: home, env, encoding: "utf8" });
+    expect(r.status, r.stderr).toBe(0);
+    expect(JSON.parse(r.stdout)).toEqual({ ok: true });
+    server.kill("SIGTERM");
+    expect(await exited).toBe(143);
+    // The inbox is beside the default snapshot, in the working directory.
+    expect(existsSync(join(home, "benefits-sync.inbox.db"))).toBe(true);
   });
 });
