@@ -16,7 +16,7 @@ import { CLI, startCli, type CliRun } from "../helpers/cli-process.js";
 import { waitUntil } from "../helpers/wait.js";
 import { Rng } from "../sim/rng.js";
 
-const ROUNDS = 10;
+const ROUNDS = Number(process.env.WEBHOOK_KILL9_ROUNDS ?? 10);
 const EVENTS = 1000;
 const SECRET = "whsec-kill9-0123456789abcdef";
 const LOAD = join(dirname(CLI), "..", "..", "bench", "webhook-load.js");

@@ -52,7 +52,12 @@ describe("X-Service-Signature against the public vectors", () => {
   it("rejects what Node's lenient decoders would shorten or skip", () => {
     const g = VECTORS[0]!;
     const b64 = Buffer.from(g.hex, "hex").toString("base64");
-    for (const bad of [`${g.hex.slice(0, 62)}zz`, `${b64.slice(0, 20)}!${b64.slice(21)}`, `${b64.slice(0, 42)}F=`, "abzz", `sha256=sha256=${g.hex}`]) {
+    // "...Phd=" decodes to the same 32 bytes as "...Phc=" (only the unused low bits differ): one digest, one spelling.
+    expect(b64.endsWith("Phc=")).toBe(true);
+    const aliased = `${b64.slice(0, 42)}d=`;
+    expect(Buffer.from(aliased, "base64").equals(Buffer.from(g.hex, "hex"))).toBe(true);
+    expect(new SignatureVerifier([g.key]).check(g.body, aliased)).toEqual({ ok: false, reason: "bad_signature" });
+    for (const bad of [`${g.hex.slice(0, 62)}zz`, `${b64.slice(0, 20)}!${b64.slice(21)}`, `${b64.slice(0, 42)}F=`, aliased, "abzz", `sha256=sha256=${g.hex}`]) {
       expect(parseSignature(bad), bad).toBeNull();
     }
   });
@@ -110,6 +115,12 @@ const mutations: Record<string, fc.Arbitrary<Case>> = {
     const body43 = b.slice(0, 43);
     const header =
       pad === "none" ? body43 : pad === "double" ? `${body43}==` : pad === "inside" ? `${body43.slice(0, 20)}=${body43.slice(20)}` : b.replace(/\+/g, "-").replace(/\//g, "_").replace(/=$/, "") + (b.includes("+") || b.includes("/") ? "=" : "");
+    return { key: v.key, body: v.body, header: prefix ? `sha256=${header}` : header };
+  }),
+  "base64 with the last character's unused bits set (the same 32 bytes, another spelling)": fc.tuple(vector, fc.boolean(), fc.integer({ min: 1, max: 3 })).map(([v, prefix, bits]) => {
+    const b = Buffer.from(v.hex, "hex").toString("base64");
+    const last = B64_CHARS[B64_CHARS.indexOf(b[42]!) | bits]!;
+    const header = `${b.slice(0, 42)}${last}=`;
     return { key: v.key, body: v.body, header: prefix ? `sha256=${header}` : header };
   }),
   "a 31- or 33-byte digest": fc.tuple(vector, how, fc.boolean(), fc.nat(255)).map(([v, h, shorter, extra]) => {
