@@ -33,7 +33,7 @@ beforeAll(async () => {
   });
 });
 afterAll(async () => {
-  receiver?.child.kill("SIGTERM");
+  if (receiver?.child.exitCode === null) receiver.child.kill("SIGTERM");
   await receiver?.done;
   await sb?.close();
   rmSync(dir, { recursive: true, force: true });
@@ -69,5 +69,12 @@ describe("webhooks serve with the sandbox's sender (duplicates and out of order 
     // Every member the day changed was announced (the sender also announces members whose coverage changed).
     const announced = new Set(rows.map((r) => r.memberId));
     expect([...changed].filter((m) => !announced.has(m))).toEqual([]);
+
+    // Stopped: its whole output (the log lines, any error) never carries the secret or the portal's token.
+    receiver.child.kill("SIGTERM");
+    const done = await receiver.done;
+    expect(done.code).toBe(143);
+    expect(done.stdout).toContain(`"accepted":${rows.length}`);
+    for (const secret of [SECRET, TOKEN]) expect(done.stdout + done.stderr).not.toContain(secret);
   });
 });
