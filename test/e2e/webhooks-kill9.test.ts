@@ -25,10 +25,16 @@ let dir: string;
 beforeAll(() => {
   dir = mkdtempSync(join(tmpdir(), "bs-whkill-"));
 });
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+/** Every receiver started: one a failed round left running is stopped, not left behind. */
+const started: CliRun[] = [];
+afterAll(() => {
+  for (const r of started) if (r.child.exitCode === null && r.child.signalCode === null) r.child.kill("SIGKILL");
+  rmSync(dir, { recursive: true, force: true });
+});
 
 async function serve(): Promise<{ run: CliRun; url: string }> {
   const run = startCli(["webhooks", "serve", "--port", "0"], { BENEFITS_DB: join(dir, "snap.db"), BENEFITS_WEBHOOK_SECRET: SECRET }, dir);
+  started.push(run);
   let out = "";
   run.child.stdout!.on("data", (d: Buffer) => (out += d.toString()));
   const url = await waitUntil("the listening line", () => {
