@@ -8,7 +8,7 @@
  * BENCH_REPEAT (1: how many times to repeat the main measurements, the median is reported),
  * BENCH_ANALYST_RUNS (18: runs added to the 100k snapshot before timing `changes`; 0 skips the
  * analyst section), BENCH_ONLY (`sync`: only the first sync, re-sync and memory bars; `latency`: only the member walk under latency; `sinks`: only the sinks section; `scale`: only the
- * scale section; `timing`: only the timings taken out of the tests, see timing.ts), BENCH_SCALE_MEMBERS (0: when set, e.g. 1000000, the scale section compares the
+ * scale section; `timing`: only the timings taken out of the tests, see timing.ts; `webhooks`: only the receiver's section, see webhooks.ts), BENCH_SCALE_MEMBERS (0: when set, e.g. 1000000, the scale section compares the
  * first sync's records per second at BENCH_MEMBERS and at this many members, and runs a no-change
  * re-sync of the large one).
  */
@@ -23,6 +23,7 @@ import { floorLine } from "./floor.js";
 import { sinksSection } from "./sinks.js";
 import { scaleSection } from "./scale.js";
 import { timingSection } from "./timing.js";
+import { webhooksSection } from "./webhooks.js";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const serveJs = join(here, "..", "src", "sandbox", "serve.js");
@@ -107,6 +108,7 @@ async function main(): Promise<void> {
     if (ONLY === undefined || ONLY === "sinks") {
       await sinksSection(dir, { members: MEMBERS, groups: GROUPS, claimsPerMember: env("BENCH_SINK_CLAIMS_PER_MEMBER", 3), repeat: env("BENCH_SINK_REPEAT", 3), window: { from: FROM, to: TO } }, startSandbox, worker, report);
     }
+    if (ONLY === undefined || ONLY === "webhooks") await webhooksSection(dir, { members: MEMBERS, groups: GROUPS }, startSandbox, worker, report);
     if (SCALE_MEMBERS > 0 || ONLY === "scale") {
       const large = SCALE_MEMBERS > 0 ? SCALE_MEMBERS : MEMBERS * 10;
       await scaleSection(dir, { small: MEMBERS, large, groupsPer100k: (GROUPS * 100_000) / MEMBERS, claimsPerMember: CPM, window: { from: FROM, to: TO } }, startSandbox, worker, report);

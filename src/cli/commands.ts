@@ -235,6 +235,24 @@ export const COMMANDS: readonly CommandSpec[] = [
     load: () => import("./commands/sandbox-advance.js"),
   },
   {
+    name: "webhooks serve",
+    summary: "receive the service's webhooks: verify each, store it durably in the inbox, then answer 2xx",
+    description:
+      "Listen for the service's deliveries on POST webhooks.path (default http://127.0.0.1:8787/webhooks) and GET /healthz. " +
+      "Each delivery's X-Service-Signature is checked against BENEFITS_WEBHOOK_SECRET (several, comma-separated, during a " +
+      "rotation) and its Auth against webhooks.auth; the event is committed to the inbox beside the snapshot before the 2xx " +
+      "(a repeated event id is answered 2xx and stored once). 401 for a bad signature or Auth, 413 for a body over 64 KiB, 400 " +
+      "for a body that is not an event, 503 when the inbox cannot be written (the sender retries). Refuses to start without " +
+      "a secret unless --insecure-no-signature. Logs JSON lines on stdout; with schedule.textfile, writes its counters to " +
+      "the file beside it (NAME-webhooks.prom). Serves until SIGINT or SIGTERM: the requests in hand are answered, then exit 130 or 143.",
+    options: [
+      { flags: "--port <n>", description: "port to listen on (default webhooks.port, 8787; 0: any free port)", parse: "nonNegativeInt" },
+      { flags: "--host <host>", description: "address to listen on (default webhooks.host, 127.0.0.1)" },
+      { flags: "--insecure-no-signature", description: "accept deliveries without a signature when no secret is configured" },
+    ],
+    load: () => import("./commands/webhooks-serve.js"),
+  },
+  {
     name: "webhooks status",
     summary: "the webhook inbox: events pending and the oldest one's age, events given up on and why, the last run that applied events",
     options: [],

@@ -118,8 +118,35 @@ const Schedule = z.strictObject({
   waitForSnapshotMs: nonNegativeInt("an integer >= 0 (milliseconds)").default(600_000),
 });
 
-/** The webhook worker (src/webhooks/apply.ts): batches, retries of a failed refetch, how long finished events are kept. */
+/** The Auth the portal sends with each delivery; its secret comes from the variable named, never from the file. */
+const envName = () => nonEmpty("an environment variable's name");
+const WebhookAuth = z.discriminatedUnion(
+  "type",
+  [
+    z.strictObject({ type: z.literal("apiKey"), header: name().default("x-api-key"), keyEnv: envName() }),
+    z.strictObject({ type: z.literal("basic"), username: nonEmpty("a user name"), passwordEnv: envName() }),
+    z.strictObject({ type: z.literal("bearer"), tokenEnv: envName() }),
+  ],
+  { error: 'expected {"type": "apiKey", "keyEnv": ...}, {"type": "basic", "username": ..., "passwordEnv": ...} or {"type": "bearer", "tokenEnv": ...}' },
+);
+
+/** `benefits-sync webhooks serve`: where it listens and what it accepts. */
+const webhookReceiverKeys = {
+  /** 127.0.0.1: behind a proxy on the same machine; 0.0.0.0 to be reached directly (then give it tls). */
+  host: nonEmpty("a host name or address").default("127.0.0.1"),
+  port: nonNegativeInt("a port, 0 to 65535").max(65_535, { error: "expected a port, 0 to 65535" }).default(8787),
+  /** The path of the URL given to the portal. */
+  path: z.string({ error: "expected a path such as /webhooks" }).regex(/^\/[A-Za-z0-9._~\/-]*$/, { error: "expected a path such as /webhooks" }).default("/webhooks"),
+  /** A delivery's body is a few hundred bytes; anything over this is refused unread (413). */
+  maxBodyBytes: positiveInt().default(65_536),
+  auth: WebhookAuth.optional(),
+  /** HTTPS with this certificate and key (PEM files); plain HTTP otherwise (behind a TLS proxy). */
+  tls: z.strictObject({ cert: nonEmpty("a file path"), key: nonEmpty("a file path") }).optional(),
+};
+
+/** `webhooks serve` and its worker (src/webhooks/apply.ts: batches, retries of a failed refetch, how long finished events are kept). */
 const Webhooks = z.strictObject({
+  ...webhookReceiverKeys,
   batchSize: positiveInt().default(100),
   maxAttempts: positiveInt().default(8),
   retryBaseMs: positiveInt("a positive integer (milliseconds)").default(5_000),
@@ -175,6 +202,7 @@ export const Config = z
     /** Settings per scheduled job, by name (see jobs/ and `benefits-sync jobs`). */
     jobs: z.record(z.string(), JobSettings).default({}),
     schedule: Schedule.prefault({}),
+    /** The webhook receiver (`webhooks serve`), its inbox and the worker that applies it. */
     webhooks: Webhooks.prefault({}),
     notify: Notify.optional(),
   });

@@ -50,8 +50,8 @@ function originOf(url: string): string {
   }
 }
 
-const metric = (name: string, help: string, type: "gauge" = "gauge") => `# HELP benefits_sync_${name} ${help}\n# TYPE benefits_sync_${name} ${type}\n`;
-const label = (v: string) => v.replace(/\\/g, "\\\\").replace(/"/g, '\\"').replace(/\n/g, "\\n");
+export const metric = (name: string, help: string, type: "gauge" | "counter" = "gauge") => `# HELP benefits_sync_${name} ${help}\n# TYPE benefits_sync_${name} ${type}\n`;
+export const label = (v: string) => v.replace(/\\/g, "\\\\").replace(/"/g, '\\"').replace(/\n/g, "\\n");
 
 /**
  * The textfile's text: per job, its last run's status and duration, its last success time, and the

@@ -29,6 +29,11 @@ export async function applyWebhooksOnce(config: Config, opts: { signal?: AbortSi
   const client = createClient({ ...clientOptionsFromConfig(config), baseUrl: target.baseUrl, apiKey: target.apiKey });
   const inbox = Inbox.open(inboxPathFor(config.db));
   try {
+    // Nothing due: the snapshot (and its worker thread) is not opened; `webhooks serve` asks every second.
+    if (inbox.due(new Date().toISOString(), 1).length === 0) {
+      const pruned = inbox.prune(new Date(Date.now() - config.webhooks.retentionDays * 86_400_000).toISOString());
+      return { runs: [], applied: 0, notFound: 0, retrying: 0, parked: 0, pruned, pendingAfter: inbox.status(0).pending };
+    }
     const snapshot = await openSnapshot(config);
     try {
       const report = await drainInbox({

@@ -127,6 +127,14 @@ export class Inbox {
     return events.length === 0 ? [] : this.acceptAll(events);
   }
 
+  /**
+   * Prove the inbox can be written now (a health check): one real write and commit, of the file's
+   * own application id, so nothing in it changes. Throws as {@link accept} would (full disk, lock).
+   */
+  probe(): void {
+    this.db.pragma(`application_id = ${INBOX_APPLICATION_ID}`);
+  }
+
   /** Members with events due at `now`, oldest first, each member once with all its pending events. */
   due(now: string, limit: number): DueMember[] {
     const rows = this.db

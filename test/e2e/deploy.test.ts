@@ -18,7 +18,10 @@ import { readmeBlocks } from "../helpers/readme-blocks.js";
 
 const root = fileURLToPath(new URL("../..", import.meta.url));
 const CRON = join(root, "deploy", "benefits-sync.cron");
-const UNIT = join(root, "deploy", "benefits-sync-schedule.service");
+const UNITS: [string, string][] = [
+  ["benefits-sync-schedule.service", "/usr/local/bin/benefits-sync schedule"],
+  ["benefits-sync-webhooks.service", "/usr/local/bin/benefits-sync webhooks serve"],
+];
 
 interface CronLine {
   readonly line: string;
@@ -164,8 +167,8 @@ describe("deploy/benefits-sync.cron: every line runs as pasted against a sandbox
 
 const hasAnalyze = spawnSync("sh", ["-c", "command -v systemd-analyze"]).status === 0;
 
-describe("deploy/benefits-sync-schedule.service", () => {
-  const unit = readFileSync(UNIT, "utf8");
+describe.each(UNITS)("deploy/%s", (file, execStart) => {
+  const unit = readFileSync(join(root, "deploy", file), "utf8");
   const service = new Map<string, string[]>();
   for (const m of unit.split("[Service]")[1]!.split(/^\[/m)[0]!.matchAll(/^(\w+)=(.*)$/gm)) service.set(m[1]!, [...(service.get(m[1]!) ?? []), m[2]!]);
   const one = (key: string) => service.get(key)?.join(" ");
@@ -183,7 +186,8 @@ describe("deploy/benefits-sync-schedule.service", () => {
     expect(one("SuccessExitStatus")?.split(/\s+/)).toContain("143");
     expect(one("TimeoutStopSec")).toMatch(/^\d+(min|s)?$/);
     expect(one("Restart")).toBe("on-failure");
-    expect(one("ExecStart")).toBe("/usr/local/bin/benefits-sync schedule");
+    expect(one("RestartPreventExitStatus")?.split(/\s+/)).toContain("2");
+    expect(one("ExecStart")).toBe(execStart);
   });
 
   it.skipIf(!hasAnalyze)("passes systemd-analyze verify (skipped where systemd-analyze is not installed)", () => {
@@ -195,7 +199,7 @@ describe("deploy/benefits-sync-schedule.service", () => {
       writeFileSync(bin, `#!/bin/sh\nexec "${process.execPath}" "${CLI}" "$@"\n`);
       chmodSync(bin, 0o755);
       expect(unit.split("/usr/local/bin/benefits-sync").length).toBe(2);
-      const copy = join(tmp, "benefits-sync-schedule.service");
+      const copy = join(tmp, file);
       writeFileSync(copy, unit.replace("/usr/local/bin/benefits-sync", bin));
       const r = spawnSync("systemd-analyze", ["verify", copy], { encoding: "utf8" });
       expect({ status: r.status, out: r.stdout + r.stderr }).toEqual({ status: 0, out: "" });

@@ -32,7 +32,7 @@ describe("the README", () => {
   });
 
   it("stays short, and says nothing stale", () => {
-    expect(text.split("\n").length).toBeLessThanOrEqual(700);
+    expect(text.split("\n").length - (text.endsWith("\n") ? 1 : 0)).toBeLessThanOrEqual(700); // as `wc -l` counts
     for (const stale of ["has not landed", "does not exist yet", "npx benefits-sync"]) expect(text).not.toContain(stale);
   });
 

@@ -1,0 +1,96 @@
+/**
+ * `benefits-sync webhooks serve`: receive the service's deliveries into the inbox beside the
+ * snapshot (see src/webhooks/), and apply them: every second the worker drains what is due into the
+ * snapshot, as `webhooks apply` does. Logs one JSON object per line on stdout, as `schedule` does.
+ * On SIGINT or SIGTERM: the listener closes, the requests in hand are answered once their events
+ * are committed, the member in hand is applied, and the command exits 130 or 143.
+ */
+import type { CommandContext } from "../context.js";
+import { ExitCode } from "../exit-codes.js";
+import { redact } from "../../errors.js";
+
+/** How often the counters' textfile is rewritten while serving. */
+const TEXTFILE_EVERY_MS = 15_000;
+
+export async function run(ctx: CommandContext): Promise<number> {
+  const config = ctx.config();
+  const { startReceiver } = await import("../../webhooks/receiver.js");
+  const { receiverMetrics, receiverTextfileFor } = await import("../../webhooks/counters.js");
+  const { jsonLines, writeTextfile } = await import("../../jobs/telemetry.js");
+  const log = jsonLines(ctx.stdout);
+  const stopped = new Promise<NodeJS.Signals>((resolve) => {
+    process.once("SIGINT", () => resolve("SIGINT"));
+    process.once("SIGTERM", () => resolve("SIGTERM"));
+  });
+  const r = await startReceiver(config, {
+    env: ctx.env,
+    cwd: ctx.cwd,
+    port: ctx.options.port as number | undefined,
+    host: ctx.options.host as string | undefined,
+    insecureNoSignature: ctx.options.insecureNoSignature === true,
+    onStorageError: (e) => log({ event: "webhooks.storage_error", message: e instanceof Error ? e.message : String(e), code: (e as { code?: string }).code }),
+  });
+  const textfile = config.schedule.textfile ? receiverTextfileFor(config.schedule.textfile) : undefined;
+  const writeMetrics = () => {
+    if (!textfile) return;
+    try {
+      writeTextfile(textfile, receiverMetrics(r.counters));
+    } catch (e) {
+      log({ event: "webhooks.textfile_error", file: textfile, message: e instanceof Error ? e.message : String(e) });
+    }
+  };
+  writeMetrics();
+  const timer = setInterval(writeMetrics, TEXTFILE_EVERY_MS);
+  timer.unref();
+  log({
+    event: "webhooks.listening",
+    url: r.url,
+    inbox: r.inboxPath,
+    signature: r.secrets > 0 ? `${r.secrets} secret${r.secrets > 1 ? "s" : ""}` : "none (--insecure-no-signature)",
+    auth: r.auth?.what ?? "none",
+    ...(textfile ? { textfile } : {}),
+  });
+  const worker = new AbortController();
+  const applying = applyLoop(config, worker.signal, log);
+  const sig = await stopped;
+  worker.abort();
+  await applying;
+  await r.stop();
+  clearInterval(timer);
+  writeMetrics();
+  const c = r.counters;
+  log({ event: "webhooks.stopped", signal: sig, received: c.received, accepted: c.accepted, duplicates: c.duplicates, ignored: c.ignored, rejected: c.rejected });
+  return sig === "SIGINT" ? ExitCode.SIGINT : ExitCode.SIGTERM;
+}
+
+/** How long the worker rests between drains. */
+const APPLY_EVERY_MS = 1000;
+
+/** The worker beside the receiver: a drain every second, each outcome logged once (a repeated problem is not logged again). */
+async function applyLoop(config: ReturnType<CommandContext["config"]>, signal: AbortSignal, log: (o: { event: string } & Record<string, unknown>) => void): Promise<void> {
+  const { applyWebhooksOnce } = await import("../../webhooks/apply-job.js");
+  let last = "";
+  const once = (key: string, entry: { event: string } & Record<string, unknown>) => {
+    if (key !== last) log(entry);
+    last = key;
+  };
+  while (!signal.aborted) {
+    try {
+      const r = await applyWebhooksOnce(config, { signal });
+      if (r.runs.length > 0 || r.parked > 0) {
+        log({ event: "webhooks.applied", runs: r.runs.map((x) => x.runId), applied: r.applied, notFound: r.notFound, retrying: r.retrying, parked: r.parked, pending: r.pendingAfter });
+        last = "";
+      }
+      if (r.busy) once(`busy ${r.busy.code}`, { event: "webhooks.waiting", why: redact(r.busy.message), pending: r.pendingAfter });
+      else if (r.error) once(`error ${r.error.code}`, { event: "webhooks.apply_failed", code: r.error.code, message: redact(r.error.message), pending: r.pendingAfter });
+      else if (r.runs.length === 0) last = "";
+    } catch (e) {
+      const message = redact(e instanceof Error ? e.message : String(e));
+      once(`throw ${message}`, { event: "webhooks.apply_failed", code: (e as { code?: string }).code ?? "ERROR", message });
+    }
+    await new Promise<void>((resolve) => {
+      const t = setTimeout(resolve, APPLY_EVERY_MS);
+      signal.addEventListener("abort", () => (clearTimeout(t), resolve()), { once: true });
+    });
+  }
+}

@@ -1,0 +1,111 @@
+/**
+ * Starting the receiver from the configuration: everything that can be wrong is found before it
+ * listens (no secret and no `--insecure-no-signature`, a short or malformed secret, an Auth whose
+ * variable is unset, a certificate that cannot be read, a file that is not an inbox), so a
+ * misconfigured receiver never starts and then refuses or loses deliveries.
+ */
+import { readFileSync } from "node:fs";
+import type { AddressInfo } from "node:net";
+import { resolve } from "node:path";
+import type { Config } from "../config/index.js";
+import { ConfigError } from "../errors.js";
+import { ReceiverCounters } from "./counters.js";
+import { Inbox, inboxPathFor } from "./inbox.js";
+import { portalAuthFrom, type PortalAuth } from "./portal-auth.js";
+import { createReceiver, type Receiver } from "./server.js";
+import { checkSecrets, SignatureVerifier } from "./verify.js";
+
+export interface StartReceiverOptions {
+  readonly env: Readonly<Record<string, string | undefined>>;
+  readonly cwd: string;
+  /** Override `webhooks.port` / `webhooks.host`. */
+  readonly port?: number | undefined;
+  readonly host?: string | undefined;
+  /** Accept unsigned deliveries when no secret is configured: only when asked for by name. */
+  readonly insecureNoSignature?: boolean | undefined;
+  readonly windowMs?: number | undefined;
+  readonly onStorageError?: ((e: unknown) => void) | undefined;
+}
+
+export interface RunningReceiver {
+  readonly receiver: Receiver;
+  readonly inbox: Inbox;
+  readonly counters: ReceiverCounters;
+  readonly address: AddressInfo;
+  /** The URL deliveries are posted to, as this process listens (give the portal the public one). */
+  readonly url: string;
+  readonly inboxPath: string;
+  readonly secrets: number;
+  readonly auth: PortalAuth | null;
+  /** Stop accepting, finish the requests in hand, close the inbox. */
+  stop(): Promise<void>;
+}
+
+const NO_SECRET =
+  "no webhook secret is configured: set BENEFITS_WEBHOOK_SECRET to the secret key of the portal's event configuration " +
+  "(several, comma-separated, during a rotation). To accept unsigned deliveries anyway (only behind something that " +
+  "authenticates the sender), start with --insecure-no-signature";
+
+function readPem(path: string, key: "cert" | "key", cwd: string): Buffer {
+  try {
+    return readFileSync(resolve(cwd, path));
+  } catch (e) {
+    throw new ConfigError([`webhooks.tls.${key}: ${path} cannot be read (${(e as { code?: string }).code ?? "error"}); give a PEM file this user can read`]);
+  }
+}
+
+/**
+ * Check everything, open the inbox beside the snapshot and listen.
+ *
+ * @example
+ * const r = await startReceiver(config, { env: process.env, cwd: process.cwd() });
+ * console.log(r.url); // http://127.0.0.1:8787/webhooks
+ */
+export async function startReceiver(config: Config, opts: StartReceiverOptions): Promise<RunningReceiver> {
+  const w = config.webhooks;
+  const secrets = config.webhookSecrets;
+  if (secrets.length === 0 && !opts.insecureNoSignature) throw new ConfigError([NO_SECRET]);
+  checkSecrets(secrets);
+  const auth = w.auth ? portalAuthFrom(w.auth, opts.env) : null;
+  const tls = w.tls ? { cert: readPem(w.tls.cert, "cert", opts.cwd), key: readPem(w.tls.key, "key", opts.cwd) } : undefined;
+  const inboxPath = inboxPathFor(config.db);
+  const inbox = Inbox.open(inboxPath);
+  const counters = new ReceiverCounters(secrets.length);
+  try {
+    const receiver = createReceiver({
+      path: w.path,
+      maxBodyBytes: w.maxBodyBytes,
+      verifier: secrets.length > 0 ? new SignatureVerifier(secrets) : null,
+      auth,
+      inbox,
+      counters,
+      tls,
+      windowMs: opts.windowMs,
+      onStorageError: opts.onStorageError,
+    });
+    const host = opts.host ?? w.host;
+    const address = await receiver.listen(opts.port ?? w.port, host);
+    const shown = address.family === "IPv6" ? `[${address.address}]` : address.address;
+    return {
+      receiver,
+      inbox,
+      counters,
+      address,
+      url: `${tls ? "https" : "http"}://${shown}:${address.port}${w.path}`,
+      inboxPath,
+      secrets: secrets.length,
+      auth,
+      stop: async () => {
+        await receiver.stop();
+        inbox.close();
+      },
+    };
+  } catch (e) {
+    inbox.close();
+    const code = (e as { code?: string }).code;
+    if (code === "EADDRINUSE" || code === "EACCES" || code === "EADDRNOTAVAIL") {
+      throw new ConfigError([`webhooks.port: cannot listen on ${opts.host ?? w.host}:${opts.port ?? w.port} (${code}); choose another port or host (--port, --host)`]);
+    }
+    throw e;
+  }
+}
