@@ -82,7 +82,7 @@ export function reconcile(db: Database, opts: ReconcileOptions): ReconcileReport
       throw new ConfigError([`--from resolves to run ${from.runId}, later than --to's run ${to.runId}: give the earlier period as --from`]);
     }
     // Checked after the periods: a bad --from or --to creates no folder.
-    const outDir = prepareOutputDir(opts.outDir);
+    const outDir = prepareOutputDir(opts.outDir, { kind: "report", parents: true });
     const runDates = new Map((db.prepare("SELECT run_id, substr(started_at, 1, 10) AS d FROM _runs").all() as { run_id: number; d: string }[]).map((r) => [r.run_id, r.d]));
     const scope: ReportScope = { db, from, to, asOfDate: opts.asOf ?? to.date, runDates };
     return write(outDir, scope, opts.examplesPerCheck ?? 10, opts.onPhase ?? (() => {}));
@@ -181,13 +181,13 @@ function write(outDir: string, scope: ReportScope, examplesPerCheck: number, pha
     for (const f of [...files.map((x) => x.file), MANIFEST]) {
       const target = join(outDir, f);
       const st = lstatOrUndefined(target);
-      if (st && !st.isFile()) throw new OutputError(target, "it exists and is not a file", `move it away; the report writes ${f} there`);
+      if (st && !st.isFile()) throw new OutputError(target, "it exists and is not a file", `move it away; the report writes ${f} there`, undefined, "report");
     }
     for (const f of [...files.map((x) => x.file), MANIFEST]) renameSync(join(staging, f), join(outDir, f));
     report.files = files;
     return report;
   } catch (e) {
-    throw explainFsError(outDir, outDir, e);
+    throw explainFsError(outDir, outDir, e, "report");
   } finally {
     for (const f of open) f.abandon();
     rmSync(staging, { recursive: true, force: true });
