@@ -20,6 +20,8 @@ import type { ReportScope } from "./as-of.js";
 import { CheckNames, type CheckName } from "./check-names.js";
 import { claimsFigures, type ClaimsFigures } from "./claims.js";
 import { FindingColumns, runChecks, type Finding } from "./checks.js";
+import { FindingsByGroup, type FindingGroup } from "./findings-by-group.js";
+import { groupNames } from "./group-names.js";
 import { EligibilityColumns, auditRows, membershipFigures, type EligibilityRow, type MembershipFigures } from "./membership.js";
 import { resolvePeriod, type Period } from "./periods.js";
 import { renderHtml, renderMarkdown } from "./render.js";
@@ -48,6 +50,10 @@ export interface ReconcileReport {
   findings: Record<CheckName, number>;
   /** The first findings of each check, for the summary and the page. */
   examples: Record<CheckName, Finding[]>;
+  /** The findings by group (largest first), for the summary and the page. */
+  findingsByGroup: FindingGroup[];
+  /** Group number to name (the sponsor's), as of B, for the summary and the page. */
+  groupNames: ReadonlyMap<string, string>;
   /** A + movement = B for the members, every membership cell and every claim status. */
   arithmeticHolds: boolean;
   dir: string;
@@ -59,9 +65,9 @@ export interface ReconcileReport {
  * check. The per-cell and per-group tables and the findings themselves are in the CSV files.
  */
 export function reportJson(r: ReconcileReport): Record<string, unknown> {
-  const { examples: _examples, files, coverages, claims, ...figures } = r;
+  const { examples: _examples, findingsByGroup: _byGroup, groupNames: _names, files, coverages, claims, ...figures } = r;
   const { cells: _cells, ...coverageTotals } = coverages;
-  const { byGroup: _byGroup, ...claimTotals } = claims;
+  const { byGroup: _claimsByGroup, ...claimTotals } = claims;
   return { ...figures, coverages: coverageTotals, claims: claimTotals, files: files.map((f) => f.file) };
 }
 
@@ -142,8 +148,10 @@ function write(outDir: string, scope: ReportScope, examplesPerCheck: number, pha
     phase("consistency checks");
     const findingsFile = csv("findings.csv", FindingColumns);
     const examples = Object.fromEntries(CheckNames.map((c) => [c, [] as Finding[]])) as Record<CheckName, Finding[]>;
+    const byGroupOfFindings = new FindingsByGroup();
     const findings = runChecks(scope, (f) => {
       row(findingsFile, FindingColumns, f as unknown as Record<string, unknown>);
+      byGroupOfFindings.add(f);
       if (examples[f.check].length < examplesPerCheck) examples[f.check].push(f);
     });
     done(findingsFile);
@@ -159,6 +167,8 @@ function write(outDir: string, scope: ReportScope, examplesPerCheck: number, pha
       eligibility: { changes: changeRows, audit: auditCount },
       findings,
       examples,
+      findingsByGroup: byGroupOfFindings.groups(),
+      groupNames: groupNames(scope),
       arithmeticHolds: membershipHolds && claims.holds,
       dir: outDir,
       files,
