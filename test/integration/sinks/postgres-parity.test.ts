@@ -10,6 +10,7 @@ import { describe, expect, it } from "vitest";
 import { postgresSink } from "../../../src/sinks/postgres/postgres-sink.js";
 import { deliverToSink } from "../../../src/sinks/sink.js";
 import { useTempStores, type TempStore } from "../../helpers/temp-store.js";
+import { canonical } from "../../helpers/canonical.js";
 import { usePostgres } from "../../helpers/pg.js";
 import { baseData, claim, member, runSync } from "../../unit/sinks/fixtures.js";
 
@@ -17,13 +18,6 @@ const pg = usePostgres();
 const setup = useTempStores();
 
 type Row = Record<string, unknown>;
-/** JSON with object keys sorted (jsonb keeps its own key order, SQLite the record's). */
-const canonical = (v: unknown): string =>
-  v === null || typeof v !== "object"
-    ? JSON.stringify(v)
-    : Array.isArray(v)
-      ? `[${v.map(canonical).join(",")}]`
-      : `{${Object.keys(v).sort().map((k) => `${JSON.stringify(k)}:${canonical((v as Row)[k])}`).join(",")}}`;
 /** Rows as sorted canonical JSON lines: a comparison that ignores row order. */
 const lines = (rows: Row[]): string[] => rows.map(canonical).sort();
 /** A timestamp as an instant, whichever way it is written ("…T…Z" in SQLite, "… …+00" from PostgreSQL). */
