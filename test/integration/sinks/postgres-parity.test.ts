@@ -103,6 +103,15 @@ describe("the warehouse's parity with the snapshot", () => {
       }));
       expect(lines(changesThere), `run ${r}`).toEqual(lines(changesHere));
     }
+    // Loaded all at once (one load of three runs: the staged path from an empty warehouse), the same.
+    const all = `${url}&schema=all_at_once`;
+    expect((await deliverToSink(t.db, postgresSink(all), ids[2]!)).status).toBe("delivered");
+    for (const table of ["claim_lines", "claim_lines_history", "field_changes", "runs", "run_counts"]) {
+      const one = await pg.query(url, `SELECT * FROM benefits_sync.${table}`);
+      const other = await pg.query(all, `SELECT * FROM all_at_once.${table}`);
+      expect(lines(other), table).toEqual(lines(one));
+      expect(one.length, table).toBeGreaterThan(0);
+    }
     // The run of the second sync changed a name, an address (an object), lines and an amount.
     const fields = await pg.query<{ field: string }>(url, "SELECT field FROM benefits_sync.field_changes WHERE run_id = $1 ORDER BY field", [ids[1]]);
     expect(fields.map((f) => f.field)).toEqual(expect.arrayContaining(["address.city", "firstName", "lines", "paidAmount"]));
