@@ -174,6 +174,16 @@ describe("benefits-sync reconcile", () => {
     expect(readFileSync(join(dir, "plain-file"), "utf8")).toBe("not a folder");
   });
 
+  it("its summary on the terminal writes counts and money with thousands separators, as the page does", async () => {
+    const r = await runCli(["reconcile", "--from", "1", "--to", "3", "--out", "human"], { env, cwd: dir });
+    expect(r.code).toBe(ExitCode.OK);
+    const saved = JSON.parse(readFileSync(join(dir, "human", "report.json"), "utf8")) as { claims: Record<"from" | "to", { count: number; paid: string }> };
+    const sep = (s: string) => s.replace(/^(-?\d+)/, (w) => w.replace(/\B(?=(\d{3})+$)/g, ","));
+    expect(Number(saved.claims.to.paid)).toBeGreaterThan(1000);
+    const { from, to } = saved.claims;
+    expect(r.stdout).toContain(`  claims     ${sep(String(from.count))} -> ${sep(String(to.count))}; paid ${sep(from.paid)} -> ${sep(to.paid)}\n`);
+  });
+
   it("a history that does not add up exits 1 and says so in every output", async () => {
     // A copy of the snapshot with one coverage given a second current version by run 3 (a corrupt history).
     const broken = copyOfSnapshot("broken.db");
