@@ -278,6 +278,13 @@ export class SnapshotBusyError extends BenefitsSyncError {
  * and the fix, never a bare `ENOTDIR`: `cannot write deltas to /x/out: /x is a file, not a
  * directory. Fix: ...`.
  */
+/** What an output directory receives, as its errors name it. */
+export const OutputNames = {
+  deltas: { noun: "deltas", during: "while the deltas were written" },
+  report: { noun: "the report", during: "while the report was written" },
+} as const;
+export type OutputKind = keyof typeof OutputNames;
+
 export class OutputError extends BenefitsSyncError {
   readonly code = "OUTPUT_PATH";
   /** The output directory asked for. */
@@ -286,8 +293,9 @@ export class OutputError extends BenefitsSyncError {
   readonly fix: string;
   /** The file system's code (`ENOTDIR`, `EACCES`, ...), for scripts; the message explains it. */
   readonly causeCode: string | undefined;
-  constructor(path: string, problem: string, fix: string, cause?: unknown) {
-    super(`cannot write deltas to ${path}: ${problem}. Fix: ${fix}`, cause === undefined ? undefined : { cause });
+  /** `kind` names the output in the message: a sink writes deltas, reconcile a report. */
+  constructor(path: string, problem: string, fix: string, cause?: unknown, kind: OutputKind = "deltas") {
+    super(`cannot write ${OutputNames[kind].noun} to ${path}: ${problem}. Fix: ${fix}`, cause === undefined ? undefined : { cause });
     this.path = path;
     this.problem = problem;
     this.fix = fix;

@@ -20,6 +20,8 @@ import type { ReportScope } from "./as-of.js";
 import { CheckNames, type CheckName } from "./check-names.js";
 import { claimsFigures, type ClaimsFigures } from "./claims.js";
 import { FindingColumns, runChecks, type Finding } from "./checks.js";
+import { FindingsByGroup, type FindingGroup } from "./findings-by-group.js";
+import { groupNames } from "./group-names.js";
 import { EligibilityColumns, auditRows, membershipFigures, type EligibilityRow, type MembershipFigures } from "./membership.js";
 import { resolvePeriod, type Period } from "./periods.js";
 import { renderHtml, renderMarkdown } from "./render.js";
@@ -48,6 +50,10 @@ export interface ReconcileReport {
   findings: Record<CheckName, number>;
   /** The first findings of each check, for the summary and the page. */
   examples: Record<CheckName, Finding[]>;
+  /** The findings by group (largest first), for the summary and the page. */
+  findingsByGroup: FindingGroup[];
+  /** Group number to name (the sponsor's), as of B, for the summary and the page. */
+  groupNames: ReadonlyMap<string, string>;
   /** A + movement = B for the members, every membership cell and every claim status. */
   arithmeticHolds: boolean;
   dir: string;
@@ -59,9 +65,9 @@ export interface ReconcileReport {
  * check. The per-cell and per-group tables and the findings themselves are in the CSV files.
  */
 export function reportJson(r: ReconcileReport): Record<string, unknown> {
-  const { examples: _examples, files, coverages, claims, ...figures } = r;
+  const { examples: _examples, findingsByGroup: _byGroup, groupNames: _names, files, coverages, claims, ...figures } = r;
   const { cells: _cells, ...coverageTotals } = coverages;
-  const { byGroup: _byGroup, ...claimTotals } = claims;
+  const { byGroup: _claimsByGroup, ...claimTotals } = claims;
   return { ...figures, coverages: coverageTotals, claims: claimTotals, files: files.map((f) => f.file) };
 }
 
@@ -82,7 +88,7 @@ export function reconcile(db: Database, opts: ReconcileOptions): ReconcileReport
       throw new ConfigError([`--from resolves to run ${from.runId}, later than --to's run ${to.runId}: give the earlier period as --from`]);
     }
     // Checked after the periods: a bad --from or --to creates no folder.
-    const outDir = prepareOutputDir(opts.outDir);
+    const outDir = prepareOutputDir(opts.outDir, { kind: "report", parents: true });
     const runDates = new Map((db.prepare("SELECT run_id, substr(started_at, 1, 10) AS d FROM _runs").all() as { run_id: number; d: string }[]).map((r) => [r.run_id, r.d]));
     const scope: ReportScope = { db, from, to, asOfDate: opts.asOf ?? to.date, runDates };
     return write(outDir, scope, opts.examplesPerCheck ?? 10, opts.onPhase ?? (() => {}));
@@ -142,8 +148,10 @@ function write(outDir: string, scope: ReportScope, examplesPerCheck: number, pha
     phase("consistency checks");
     const findingsFile = csv("findings.csv", FindingColumns);
     const examples = Object.fromEntries(CheckNames.map((c) => [c, [] as Finding[]])) as Record<CheckName, Finding[]>;
+    const byGroupOfFindings = new FindingsByGroup();
     const findings = runChecks(scope, (f) => {
       row(findingsFile, FindingColumns, f as unknown as Record<string, unknown>);
+      byGroupOfFindings.add(f);
       if (examples[f.check].length < examplesPerCheck) examples[f.check].push(f);
     });
     done(findingsFile);
@@ -159,6 +167,8 @@ function write(outDir: string, scope: ReportScope, examplesPerCheck: number, pha
       eligibility: { changes: changeRows, audit: auditCount },
       findings,
       examples,
+      findingsByGroup: byGroupOfFindings.groups(),
+      groupNames: groupNames(scope),
       arithmeticHolds: membershipHolds && claims.holds,
       dir: outDir,
       files,
@@ -181,13 +191,13 @@ function write(outDir: string, scope: ReportScope, examplesPerCheck: number, pha
     for (const f of [...files.map((x) => x.file), MANIFEST]) {
       const target = join(outDir, f);
       const st = lstatOrUndefined(target);
-      if (st && !st.isFile()) throw new OutputError(target, "it exists and is not a file", `move it away; the report writes ${f} there`);
+      if (st && !st.isFile()) throw new OutputError(target, "it exists and is not a file", `move it away; the report writes ${f} there`, undefined, "report");
     }
     for (const f of [...files.map((x) => x.file), MANIFEST]) renameSync(join(staging, f), join(outDir, f));
     report.files = files;
     return report;
   } catch (e) {
-    throw explainFsError(outDir, outDir, e);
+    throw explainFsError(outDir, outDir, e, "report");
   } finally {
     for (const f of open) f.abandon();
     rmSync(staging, { recursive: true, force: true });

@@ -1,18 +1,25 @@
 /**
  * The reconciliation report for people: a Markdown summary and one self-contained HTML page
  * (inline CSS and SVG, no script, nothing fetched). Both show the same figures as report.json, the
- * arithmetic the report checked, and the first findings of each check; the CSV files hold all rows.
- * Neither names a member: ids only.
+ * arithmetic the report checked, and the findings by group; the CSV files hold all rows. They speak
+ * to a benefits operations manager: periods by their business dates (run ids in small print), money
+ * and counts with thousands separators, groups by number and name. Neither names a member: ids only.
  */
 import type { ManifestFile } from "../sinks/files/manifest.js";
 import { CheckNames, CheckTitles } from "./check-names.js";
+import { findingGroupsHtml, findingGroupsMarkdown } from "./findings-by-group.js";
+import { groupLabel } from "./group-names.js";
 import { MovementKinds, MaintenanceCode } from "./membership.js";
 import type { ReconcileReport } from "./reconcile.js";
+import { moneyText as $ } from "./money.js";
 import { barChart, escapeXml as esc } from "./svg-chart.js";
 
 const n = (x: number): string => x.toLocaleString("en-US");
 const signed = (x: number): string => (x > 0 ? `+${n(x)}` : x < 0 ? `−${n(-x)}` : "0");
-const period = (p: ReconcileReport["from"]): string => `run ${p.runId} (${p.job}, started ${p.startedAt})`;
+type Period = ReconcileReport["from"];
+/** The run behind a period, the small print beside its date. */
+const runOf = (p: Period): string => `run ${p.runId} (${p.job}, started ${p.startedAt})`;
+const periodHtml = (p: Period, id: string, label: string): string => `<span id="${id}"><b>${label}</b>: ${esc(p.date)} <small>${esc(runOf(p))}</small></span>`;
 const Label: Record<(typeof MovementKinds)[number], string> = {
   addition: "Additions",
   termination: "Terminations",
@@ -29,12 +36,12 @@ export function arithmeticLines(r: ReconcileReport): { text: string; holds: bool
   ];
   const bad = r.coverages.cells.filter((c) => !c.holds);
   out.push({
-    text: `coverages: in each of ${n(r.coverages.cells.length)} (group, plan, status) cells, at A + added − deleted + moved in − moved out = at B${bad.length ? `; ${bad.length} cell(s) do not: ${bad.slice(0, 5).map((c) => `group ${c.groupId} plan ${c.planId} ${c.status} (${c.from} + ${c.added} − ${c.deleted} + ${c.movedIn} − ${c.movedOut} ≠ ${c.to})`).join("; ")}` : ""}`,
+    text: `coverages: in each of ${n(r.coverages.cells.length)} (group, plan, status) cells, at A + added − deleted + moved in − moved out = at B${bad.length ? `; ${bad.length} cell(s) do not: ${bad.slice(0, 5).map((c) => `group ${groupLabel(r.groupNames, c.groupId)} plan ${c.planId} ${c.status} (${c.from} + ${c.added} − ${c.deleted} + ${c.movedIn} − ${c.movedOut} ≠ ${c.to})`).join("; ")}` : ""}`,
     holds: bad.length === 0,
   });
   for (const a of r.claims.arithmetic) out.push({ text: `claims ${a.status}: at A − what left + what came = at B, in count and in billed, allowed and paid`, holds: a.holds });
   out.push({
-    text: `claims paid total: ${r.claims.from.paid} at A + ${r.claims.paidMovement.total} moved = ${r.claims.to.paid} at B`,
+    text: `claims paid total: ${$(r.claims.from.paid)} at A + ${$(r.claims.paidMovement.total)} moved = ${$(r.claims.to.paid)} at B`,
     holds: r.claims.holds,
   });
   return out;
@@ -45,8 +52,8 @@ export function renderMarkdown(r: ReconcileReport, files: readonly ManifestFile[
   const table = (head: string[], rows: string[][]): void => {
     L.push(`| ${head.join(" | ")} |`, `|${head.map(() => "---").join("|")}|`, ...rows.map((x) => `| ${x.map((c) => c.replace(/\|/g, "\\|")).join(" | ")} |`), "");
   };
-  L.push(`# Reconciliation: run ${r.from.runId} → run ${r.to.runId}`, "");
-  L.push(`- **A**: ${period(r.from)}`, `- **B**: ${period(r.to)}`, `- Groups count as terminated when their plan year ended before ${r.asOfDate}.`, "");
+  L.push(`# Reconciliation: ${r.from.date} → ${r.to.date}`, "");
+  L.push(`- **A**: ${r.from.date} (${runOf(r.from)})`, `- **B**: ${r.to.date} (${runOf(r.to)})`, `- Groups count as terminated when their plan year ended before ${r.asOfDate}.`, "");
   L.push(r.arithmeticHolds ? "**The arithmetic holds.**" : "**THE ARITHMETIC DOES NOT HOLD: the snapshot's history is inconsistent. See below.**", "");
   for (const a of arithmeticLines(r)) L.push(`- ${a.holds ? "✓" : "✗ DOES NOT HOLD:"} ${a.text}`);
   L.push("", "## Membership", "");
@@ -59,14 +66,15 @@ export function renderMarkdown(r: ReconcileReport, files: readonly ManifestFile[
   L.push("## Claims", "");
   table(
     ["status", "count A", "paid A", "count B", "paid B"],
-    [...r.claims.byStatus.map((s) => [s.status, n(s.from.count), s.from.paid, n(s.to.count), s.to.paid]), ["**all**", n(r.claims.from.count), r.claims.from.paid, n(r.claims.to.count), r.claims.to.paid]],
+    [...r.claims.byStatus.map((s) => [s.status, n(s.from.count), $(s.from.paid), n(s.to.count), $(s.to.paid)]), ["**all**", n(r.claims.from.count), $(r.claims.from.paid), n(r.claims.to.count), $(r.claims.to.paid)]],
   );
-  L.push(`Billed: ${r.claims.from.billed} at A, ${r.claims.to.billed} at B. Allowed: ${r.claims.from.allowed} at A, ${r.claims.to.allowed} at B.`, "");
-  if (r.claims.transitions.length) table(["status at A", "status at B", "claims", "paid change"], r.claims.transitions.map((t) => [t.from, t.to, n(t.count), t.paidChange]));
+  L.push(`Billed: ${$(r.claims.from.billed)} at A, ${$(r.claims.to.billed)} at B. Allowed: ${$(r.claims.from.allowed)} at A, ${$(r.claims.to.allowed)} at B.`, "");
+  if (r.claims.transitions.length) table(["status at A", "status at B", "claims", "paid change"], r.claims.transitions.map((t) => [t.from, t.to, n(t.count), $(t.paidChange)]));
   const pm = r.claims.paidMovement;
-  L.push(`Paid movement: ${pm.newClaims} from new claims, ${pm.removedClaims} from removed claims, ${pm.changedClaims} from claims present at both; ${pm.total} in all.`, "");
+  L.push(`Paid movement: ${$(pm.newClaims)} from new claims, ${$(pm.removedClaims)} from removed claims, ${$(pm.changedClaims)} from claims present at both; ${$(pm.total)} in all.`, "");
   L.push("## Consistency checks (as of B)", "");
   table(["check", "findings"], CheckNames.map((c) => [CheckTitles[c], n(r.findings[c])]));
+  L.push("### By group", "", ...findingGroupsMarkdown(r.findingsByGroup, r.groupNames));
   for (const c of CheckNames) {
     const ex = r.examples[c];
     if (!ex.length) continue;
@@ -88,7 +96,9 @@ table{border-collapse:collapse;margin:.5rem 0 1rem}th,td{border:1px solid #d5dbe
 th:first-child,td:first-child{text-align:left}thead th{background:#eef2f6}
 .ok{color:#17663a}.bad{color:#a8071a;font-weight:600}.banner{padding:.6rem 1rem;border-radius:4px;margin:1rem 0}
 .banner.ok{background:#e6f4ea}.banner.bad{background:#fdecea}
-code{font-size:12px}.chart{display:block;margin:1rem 0;max-width:100%;height:auto}
+code{font-size:12px}.chart{display:block;margin:1rem 0;max-width:100%;height:auto}small{color:#5b6875}
+h1 small{font-size:.75rem;font-weight:400}.count{font-weight:400;color:#5b6875}
+details{margin:.2rem 0 .2rem 1rem}summary{cursor:pointer}.ids{overflow-wrap:anywhere;margin:.3rem 0 .6rem 1rem}
 .chart-title{font-weight:600;font-size:14px}.chart-label,.chart-value{font-size:12px;fill:#1d2733}
 `;
 
@@ -100,8 +110,8 @@ export function renderHtml(r: ReconcileReport, files: readonly ManifestFile[]): 
     H.push("</tbody></table>");
   };
   const statuses = r.coverages.byStatus;
-  H.push(`<h1>Reconciliation: run ${r.from.runId} → run ${r.to.runId}</h1>`);
-  H.push(`<p><b>A</b>: ${esc(period(r.from))}<br><b>B</b>: ${esc(period(r.to))}<br>Groups count as terminated when their plan year ended before ${esc(r.asOfDate)}.</p>`);
+  H.push(`<h1>Reconciliation: ${esc(r.from.date)} <small>run ${r.from.runId}</small> → ${esc(r.to.date)} <small>run ${r.to.runId}</small></h1>`);
+  H.push(`<p>${periodHtml(r.from, "period-a", "A")}<br>${periodHtml(r.to, "period-b", "B")}<br>Groups count as terminated when their plan year ended before ${esc(r.asOfDate)}.</p>`);
   H.push(
     r.arithmeticHolds
       ? `<div class="banner ok" id="arithmetic">The arithmetic holds.</div>`
@@ -117,8 +127,8 @@ export function renderHtml(r: ReconcileReport, files: readonly ManifestFile[]): 
       "Coverages by status, A and B",
       statuses.map((s) => s.status),
       [
-        { name: `A (run ${r.from.runId})`, values: statuses.map((s) => s.from), color: "#8da9c4" },
-        { name: `B (run ${r.to.runId})`, values: statuses.map((s) => s.to), color: "#134074" },
+        { name: `A, ${r.from.date} (run ${r.from.runId})`, values: statuses.map((s) => s.from), color: "#8da9c4" },
+        { name: `B, ${r.to.date} (run ${r.to.runId})`, values: statuses.map((s) => s.to), color: "#134074" },
       ],
     ),
   );
@@ -134,33 +144,26 @@ export function renderHtml(r: ReconcileReport, files: readonly ManifestFile[]): 
       "Claims by status, A and B",
       cs.map((s) => s.status),
       [
-        { name: `A (run ${r.from.runId})`, values: cs.map((s) => s.from.count), color: "#a3b18a" },
-        { name: `B (run ${r.to.runId})`, values: cs.map((s) => s.to.count), color: "#3a5a40" },
+        { name: `A, ${r.from.date} (run ${r.from.runId})`, values: cs.map((s) => s.from.count), color: "#a3b18a" },
+        { name: `B, ${r.to.date} (run ${r.to.runId})`, values: cs.map((s) => s.to.count), color: "#3a5a40" },
       ],
     ),
   );
   table(
     ["status", "count A", "billed A", "paid A", "count B", "billed B", "paid B"],
-    [...cs.map((s) => [s.status, n(s.from.count), s.from.billed, s.from.paid, n(s.to.count), s.to.billed, s.to.paid]), ["all", n(r.claims.from.count), r.claims.from.billed, r.claims.from.paid, n(r.claims.to.count), r.claims.to.billed, r.claims.to.paid]],
+    [...cs.map((s) => [s.status, n(s.from.count), $(s.from.billed), $(s.from.paid), n(s.to.count), $(s.to.billed), $(s.to.paid)]), ["all", n(r.claims.from.count), $(r.claims.from.billed), $(r.claims.from.paid), n(r.claims.to.count), $(r.claims.to.billed), $(r.claims.to.paid)]],
   );
-  if (r.claims.transitions.length) table(["status at A", "status at B", "claims", "paid change"], r.claims.transitions.map((t) => [t.from, t.to, n(t.count), t.paidChange]));
+  if (r.claims.transitions.length) table(["status at A", "status at B", "claims", "paid change"], r.claims.transitions.map((t) => [t.from, t.to, n(t.count), $(t.paidChange)]));
   const pm = r.claims.paidMovement;
-  H.push(`<p>Paid movement: ${esc(pm.newClaims)} from new claims, ${esc(pm.removedClaims)} from removed claims, ${esc(pm.changedClaims)} from claims present at both; ${esc(pm.total)} in all.</p>`);
+  H.push(`<p>Paid movement: ${esc($(pm.newClaims))} from new claims, ${esc($(pm.removedClaims))} from removed claims, ${esc($(pm.changedClaims))} from claims present at both; ${esc($(pm.total))} in all.</p>`);
   H.push("<h2>Consistency checks (as of B)</h2>");
   table(["check", "findings"], CheckNames.map((c) => [CheckTitles[c], n(r.findings[c])]));
-  for (const c of CheckNames) {
-    const ex = r.examples[c];
-    if (!ex.length) continue;
-    H.push(`<h3>${esc(CheckTitles[c])}</h3><ul>`);
-    for (const f of ex) H.push(`<li><code>${esc(f.record_id)}</code> (member <code>${esc(f.member_id)}</code>): ${esc(f.detail)}</li>`);
-    if (r.findings[c] > ex.length) H.push(`<li>… and ${n(r.findings[c] - ex.length)} more in findings.csv</li>`);
-    H.push("</ul>");
-  }
+  H.push("<p>By group, the largest first; open a list for its ids (findings.csv has every finding with its detail).</p>", findingGroupsHtml(r.findingsByGroup, r.groupNames));
   H.push("<h2>Files</h2><ul>");
   for (const f of files) H.push(`<li><code>${esc(f.file)}</code>: ${n(f.rows)} rows</li>`);
   H.push("<li><code>summary.md</code>, <code>report.json</code>, <code>manifest.json</code></li></ul>");
   return (
     `<!doctype html>\n<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">` +
-    `<title>Reconciliation: run ${r.from.runId} → run ${r.to.runId}</title><style>${CSS}</style></head><body>\n${H.join("\n")}\n</body></html>\n`
+    `<title>Reconciliation: ${esc(r.from.date)} → ${esc(r.to.date)}</title><style>${CSS}</style></head><body>\n${H.join("\n")}\n</body></html>\n`
   );
 }

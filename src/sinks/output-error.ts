@@ -1,4 +1,4 @@
-import { OutputError } from "../errors.js";
+import { OutputError, OutputNames, type OutputKind } from "../errors.js";
 
 export { OutputError };
 
@@ -7,9 +7,10 @@ const errnoCode = (e: unknown): string | undefined =>
 
 /**
  * Explain a file-system error met while writing under `dir`: what went wrong at `where` (the path
- * the failing call named) and what to do. An error that is not a file-system one is returned as is.
+ * the failing call named) and what to do; `kind` names the output (deltas, a report). An error
+ * that is not a file-system one is returned as is.
  */
-export function explainFsError(dir: string, where: string, e: unknown): unknown {
+export function explainFsError(dir: string, where: string, e: unknown, kind: OutputKind = "deltas"): unknown {
   const code = errnoCode(e);
   // Only the file system's errors (errno codes: ENOENT, EACCES, ...); an SQLite error is not a path problem.
   if (code === undefined || !/^E[A-Z]+$/.test(code)) return e;
@@ -17,22 +18,22 @@ export function explainFsError(dir: string, where: string, e: unknown): unknown 
   switch (code) {
     case "EACCES":
     case "EPERM":
-      return new OutputError(dir, `permission denied on ${where}`, `make ${at} writable by this user, or choose another output directory (--out)`, e);
+      return new OutputError(dir, `permission denied on ${where}`, `make ${at} writable by this user, or choose another output directory (--out)`, e, kind);
     case "EROFS":
-      return new OutputError(dir, `${where} is on a read-only file system`, "choose an output directory (--out) on a writable file system", e);
+      return new OutputError(dir, `${where} is on a read-only file system`, "choose an output directory (--out) on a writable file system", e, kind);
     case "ENOSPC":
     case "EDQUOT":
-      return new OutputError(dir, `no space left on the device (or quota) holding ${where}`, "free some space, or choose an output directory (--out) on another device", e);
+      return new OutputError(dir, `no space left on the device (or quota) holding ${where}`, "free some space, or choose an output directory (--out) on another device", e, kind);
     case "ENOTDIR":
     case "EEXIST":
-      return new OutputError(dir, `${where} is a file, not a directory`, `choose a directory for the output (--out), or move ${where} away`, e);
+      return new OutputError(dir, `${where} is a file, not a directory`, `choose a directory for the output (--out), or move ${where} away`, e, kind);
     case "ENOENT":
-      return new OutputError(dir, `${where} disappeared while the deltas were written`, "make sure nothing else removes or moves the output directory, then run again", e);
+      return new OutputError(dir, `${where} disappeared ${OutputNames[kind].during}`, "make sure nothing else removes or moves the output directory, then run again", e, kind);
     case "ENAMETOOLONG":
-      return new OutputError(dir, "the path is too long", "choose a shorter output directory (--out)", e);
+      return new OutputError(dir, "the path is too long", "choose a shorter output directory (--out)", e, kind);
     case "ENOTEMPTY":
-      return new OutputError(dir, `${where} appeared while the deltas were written (another process writing the same folder?)`, "run again once the other writer has finished", e);
+      return new OutputError(dir, `${where} appeared ${OutputNames[kind].during} (another process writing the same folder?)`, "run again once the other writer has finished", e, kind);
     default:
-      return new OutputError(dir, `${where}: ${e instanceof Error ? e.message : String(e)}`, "check the output directory (--out), then run again", e);
+      return new OutputError(dir, `${where}: ${e instanceof Error ? e.message : String(e)}`, "check the output directory (--out), then run again", e, kind);
   }
 }

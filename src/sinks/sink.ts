@@ -15,6 +15,7 @@ import { StoredResources, type StoredResource } from "../store/resources.js";
 import { deliver, deliverEach, settleInterrupted, type DeliveryOutcome, type InterruptedDelivery } from "./ledger.js";
 import { recordedStart, startOutput } from "./output-start.js";
 import { runDeltas, type Delta } from "./run-deltas.js";
+import { runRecords, type RunRecord } from "./run-records.js";
 
 /** What one delivery carries: the changes of `runs`, named after `folderRun` (a folder's run; for a warehouse, the run that asked). */
 export interface DeliveryPlan {
@@ -27,6 +28,8 @@ export interface DeliveryPlan {
    */
   readonly finishedRuns?: readonly number[];
   readonly snapshotId?: string;
+  /** The snapshot's record of these runs (times, status, what each walked, counts), for a sink that keeps them. */
+  readonly runRecords?: (runs: readonly number[]) => readonly RunRecord[];
 }
 
 /**
@@ -68,7 +71,12 @@ export interface Sink<R> {
 export async function writeDelivery<R>(db: Database, sink: Sink<R>, plan: DeliveryPlan): Promise<R> {
   // An output started later on purpose never asks for the runs before its start.
   const start = recordedStart(db, sink.output) ?? 0;
-  const session = await sink.open({ ...plan, finishedRuns: finishedRuns(db, plan.folderRun).filter((r) => r >= start), snapshotId: snapshotId(db) });
+  const session = await sink.open({
+    ...plan,
+    finishedRuns: finishedRuns(db, plan.folderRun).filter((r) => r >= start),
+    snapshotId: snapshotId(db),
+    runRecords: (runs) => runRecords(db, runs),
+  });
   try {
     for (const resource of StoredResources) await session.write(resource, (runs = plan.runs, opts) => runDeltas(db, resource, runs, opts));
     return await session.commit();

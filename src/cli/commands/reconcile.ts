@@ -24,6 +24,7 @@ export async function run(ctx: CommandContext): Promise<number> {
   const { openDatabase } = await import("../../store/database.js");
   const { reconcile, reportJson } = await import("../../reports/reconcile.js");
   const { arithmeticLines } = await import("../../reports/render.js");
+  const { moneyText } = await import("../../reports/money.js");
   const { OutputError } = await import("../../sinks/output-error.js");
   const db = openDatabase(config.db, { readonly: true });
   let report;
@@ -51,13 +52,15 @@ export async function run(ctx: CommandContext): Promise<number> {
     const rel = (p: string) => relative(ctx.cwd, p) || ".";
     const r = report;
     const say = (s: string) => ctx.stdout.write(`${s}\n`);
+    // Counts and money read as on the page: with thousands separators.
+    const n = (x: number) => x.toLocaleString("en-US");
     say(`Reconciliation of run ${r.from.runId} (${r.from.startedAt}) with run ${r.to.runId} (${r.to.startedAt}):`);
-    say(`  members    ${r.members.from} -> ${r.members.to} (${r.members.added} added, ${r.members.deleted} deleted)`);
+    say(`  members    ${n(r.members.from)} -> ${n(r.members.to)} (${n(r.members.added)} added, ${n(r.members.deleted)} deleted)`);
     const mv = r.coverages.movement;
-    say(`  coverages  ${mv.addition} additions, ${mv.termination} terminations, ${mv.reinstatement} reinstatements, ${mv.change} changes, ${mv.deletion} deletions`);
-    say(`  claims     ${r.claims.from.count} -> ${r.claims.to.count}; paid ${r.claims.from.paid} -> ${r.claims.to.paid}`);
+    say(`  coverages  ${n(mv.addition)} additions, ${n(mv.termination)} terminations, ${n(mv.reinstatement)} reinstatements, ${n(mv.change)} changes, ${n(mv.deletion)} deletions`);
+    say(`  claims     ${n(r.claims.from.count)} -> ${n(r.claims.to.count)}; paid ${moneyText(r.claims.from.paid)} -> ${moneyText(r.claims.to.paid)}`);
     const findings = Object.entries(r.findings).filter(([, v]) => v > 0);
-    say(`  findings   ${findings.length ? findings.map(([k, v]) => `${k} ${v}`).join(", ") : "none"}`);
+    say(`  findings   ${findings.length ? findings.map(([k, v]) => `${k} ${n(v)}`).join(", ") : "none"}`);
     say(`  arithmetic ${failed.length ? "DOES NOT HOLD (see above)" : "holds"}`);
     say(`Report: ${rel(`${r.dir}/report.html`)} (and summary.md, report.json, CSV files in ${rel(r.dir)}/)`);
   }

@@ -10,6 +10,7 @@
  * - A first load (an empty current table, one run): no staging and no sort, since each id changes
  *   once: COPY straight into the current table. Each record is written once, as a plain copy
  *   would write it.
+ * - Then, in SQL, what the versions imply: the claims' lines, and the field changes of updates.
  *
  * An empty table takes its rows without its indexes (primary key included), built once the rows
  * are in: maintained row by row, random keys cost several times the load itself.
@@ -22,8 +23,9 @@ import { IndexedColumns } from "../../store/analyst-schema.js";
 import type { StoredResource } from "../../store/resources.js";
 import type { Delta } from "../run-deltas.js";
 import type { DeltaReader } from "../sink.js";
-import { asDate, asDecimal, asText, typedFields, valueAt } from "../typed-fields.js";
+import { typedFields, valueAt } from "../typed-fields.js";
 import { copyField, copyJson, copyJsonText } from "./copy-text.js";
+import { loadClaimLines, loadFieldChanges } from "./warehouse-derived.js";
 import { createIndexes, dropIndexes, q, warehouseColumns } from "./warehouse-schema.js";
 
 const OP_ORDER = { insert: 0, update: 1, delete: 2 } as const;
@@ -51,6 +53,7 @@ export async function applyResource(
     // Nothing is current: a delete has no version here to end, and is only counted.
     const count = await copyDeltas(client, `${cur} (valid_from_run, op, id, changed_fields, ${list}, data)`, r, deltas(runs, { typed: true }), perRun, false);
     await createIndexes(client, s, r, IndexedColumns[r]);
+    if (r === "claims") await loadClaimLines(client, s, runs);
     return count;
   }
   const stage = q(`_stage_${r}`);
@@ -86,6 +89,8 @@ export async function applyResource(
       (oneRun ? `${stage} WHERE op <> 'delete'` : `(SELECT DISTINCT ON (id) * FROM ${stage} ORDER BY id, run_id DESC, ord DESC) l WHERE op <> 'delete'`),
   );
   if (curEmpty) await createIndexes(client, s, r, IndexedColumns[r]);
+  if (r === "claims") await loadClaimLines(client, s, runs, stage);
+  await loadFieldChanges(client, s, r, stage);
   await client.query(`DROP TABLE ${stage}`);
   return count;
 }
@@ -97,7 +102,7 @@ export async function applyResource(
  */
 async function copyDeltas(client: pg.Client, target: string, r: StoredResource, deltas: Iterable<Delta>, perRun: Map<number, number>, withOrd: boolean): Promise<number> {
   const fields = typedFields(r);
-  const convert = fields.map((f) => (f.type === "date" ? asDate : f.type === "decimal" ? asDecimal : asText));
+  const convert = warehouseColumns(r).map((c) => c.text);
   let count = 0;
   function* chunks(): Generator<string> {
     let buf: string[] = [];

@@ -9,7 +9,7 @@
  * 3. per resource, COPY the runs' changes and apply them set-wise (see apply-resource.ts): the
  *    current version of every changed id moves to `<r>_closed`, ended at its first change, and
  *    its last change becomes current; a first load copies straight into the current table;
- * 4. record the runs in `_loads` and COMMIT. A process killed anywhere before the commit leaves
+ * 4. record the runs in `_loads` (and in `runs`, `run_counts`: when and how each ran) and COMMIT. A process killed anywhere before the commit leaves
  *    the warehouse as it was (PostgreSQL rolls the transaction back): at the previous load.
  */
 import type pg from "pg";
@@ -18,6 +18,7 @@ import type { DeliveryPlan, Sink, SinkSession } from "../sink.js";
 import { connectWarehouse, parseWarehouseUrl, type WarehouseTarget } from "./connection.js";
 import { applyResource } from "./apply-resource.js";
 import { WAREHOUSE_LAYOUT, checkLayout, q, schemaDdl } from "./warehouse-schema.js";
+import { writeRuns } from "./warehouse-runs.js";
 
 /** What a load did. */
 export interface WarehouseLoad {
@@ -83,6 +84,7 @@ async function openLoad(target: WarehouseTarget, plan: DeliveryPlan): Promise<Si
         for (const r of runs) {
           await client.query(`INSERT INTO ${s}._loads (run_id, changes) VALUES ($1, $2)`, [r, perRun.get(r) ?? 0]);
         }
+        if (runs.length) await writeRuns(client, s, plan.runRecords?.(runs) ?? []);
         await client.query("COMMIT");
         committed = true;
         return { target: target.describe, loadedRuns: runs, changes };

@@ -12,24 +12,27 @@
  *   copy would, and a later one moves only the versions it ends.
  * - `_loads`: the load ledger: one row per snapshot run the warehouse holds, written in the
  *   transaction that applied it. `_meta`: the snapshot it is fed from, and this layout.
+ * - What the snapshot's views give an analyst besides: `claim_lines` (with `_closed` and
+ *   `_history`), `field_changes`, the `changes` and `memberships` views (warehouse-derived.ts),
+ *   `runs` and `run_counts` (warehouse-runs.ts).
  */
 import type pg from "pg";
 import { StoredResources, type StoredResource } from "../../store/resources.js";
 import { IndexedColumns } from "../../store/analyst-schema.js";
 import { columnName } from "../../store/resources.js";
-import { typedFields, type FieldType } from "../typed-fields.js";
+import { warehouseColumns } from "./pg-columns.js";
+import { derivedDdl } from "./warehouse-derived.js";
+import { runsDdl } from "./warehouse-runs.js";
+
+export { warehouseColumns };
 
 export const q = (ident: string): string => `"${ident.replace(/"/g, '""')}"`;
 
-const PG_TYPE: Record<FieldType, string> = { text: "text", date: "date", decimal: "numeric" };
-
-/** The typed columns of a resource's tables, in order: `[quoted name, type]`. */
-export function warehouseColumns(r: StoredResource): { name: string; type: string }[] {
-  return typedFields(r).map((f) => ({ name: q(f.name), type: PG_TYPE[f.type] }));
-}
-
-/** The layout `_meta` records: a warehouse of another layout is refused, with what to do. */
-export const WAREHOUSE_LAYOUT = "2";
+/**
+ * The layout `_meta` records: a warehouse of another layout is refused, with what to do. 3: claim
+ * lines, runs, run counts and field changes; `createdAt` as timestamptz.
+ */
+export const WAREHOUSE_LAYOUT = "3";
 
 export function schemaDdl(schema: string): string {
   const s = q(schema);
@@ -50,6 +53,7 @@ export function schemaDdl(schema: string): string {
     );
     for (const c of IndexedColumns[r]) parts.push(indexDdl(s, r, c));
   }
+  parts.push(...derivedDdl(s), ...runsDdl(s));
   return parts.join(";\n");
 }
 
@@ -74,7 +78,10 @@ export async function checkLayout(client: pg.Client, schema: string): Promise<vo
 
 const indexDdl = (s: string, table: string, column: string) =>
   `CREATE INDEX IF NOT EXISTS ${q(`${table}_${columnName(column)}`)} ON ${s}.${q(table)} (${q(columnName(column))})`;
-const pkDdl = (s: string, table: string) => `ALTER TABLE ${s}.${q(table)} ADD CONSTRAINT ${q(`${table}_pkey`)} PRIMARY KEY (${table.endsWith("_closed") ? "id, valid_from_run" : "id"})`;
+const pkDdl = (s: string, table: string) => `ALTER TABLE ${s}.${q(table)} ADD CONSTRAINT ${q(`${table}_pkey`)} PRIMARY KEY (${PrimaryKeys[table] ?? (table.endsWith("_closed") ? "id, valid_from_run" : "id")})`;
+
+/** The primary keys that are not a resource's (`id`, or `id, valid_from_run` when closed). */
+const PrimaryKeys: Record<string, string> = { claim_lines: "claim_id, line_no", claim_lines_closed: "claim_id, valid_from_run, line_no" };
 
 /**
  * Drop a table's primary key and the indexes on `columns`, inside the load's transaction, before a

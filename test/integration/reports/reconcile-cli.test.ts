@@ -152,8 +152,36 @@ describe("benefits-sync reconcile", () => {
     const r = await runCli(["reconcile", "--from", "1", "--to", "3", "--out", out], { env, cwd: dir });
     expect(r.code).toBe(ExitCode.RUN_FAILED);
     expect(r.stderr).toMatch(/report\.html.*it exists and is not a file.*move it away/s);
+    expect(r.stderr).toContain(`cannot write the report to ${out}`);
+    expect(r.stderr).not.toContain("deltas");
     expect(readdirSync(out).sort()).toEqual(["report.html", "summary.md"]);
     expect(readFileSync(join(out, "summary.md"), "utf8")).toBe("an earlier summary");
+  });
+
+  it("creates its output folder with every missing parent", async () => {
+    const r = await runCli(["reconcile", "--from", "1", "--to", "3", "--out", join("new", "monthly", "2026-03")], { env, cwd: dir });
+    expect(r.stderr).toBe("");
+    expect(r.code).toBe(ExitCode.OK);
+    expect(readdirSync(join(dir, "new", "monthly", "2026-03"))).toContain("report.html");
+  });
+
+  it("an --out below a file: exit 1, the error speaks of the report and names the file", async () => {
+    writeFileSync(join(dir, "plain-file"), "not a folder");
+    const r = await runCli(["reconcile", "--from", "1", "--to", "3", "--out", join("plain-file", "rep")], { env, cwd: dir });
+    expect(r.code).toBe(ExitCode.RUN_FAILED);
+    expect(r.stderr).toContain(`cannot write the report to ${join(dir, "plain-file", "rep")}: ${join(dir, "plain-file")} is a file, not a directory`);
+    expect(r.stderr).not.toContain("deltas");
+    expect(readFileSync(join(dir, "plain-file"), "utf8")).toBe("not a folder");
+  });
+
+  it("its summary on the terminal writes counts and money with thousands separators, as the page does", async () => {
+    const r = await runCli(["reconcile", "--from", "1", "--to", "3", "--out", "human"], { env, cwd: dir });
+    expect(r.code).toBe(ExitCode.OK);
+    const saved = JSON.parse(readFileSync(join(dir, "human", "report.json"), "utf8")) as { claims: Record<"from" | "to", { count: number; paid: string }> };
+    const sep = (s: string) => s.replace(/^(-?\d+)/, (w) => w.replace(/\B(?=(\d{3})+$)/g, ","));
+    expect(Number(saved.claims.to.paid)).toBeGreaterThan(1000);
+    const { from, to } = saved.claims;
+    expect(r.stdout).toContain(`  claims     ${sep(String(from.count))} -> ${sep(String(to.count))}; paid ${sep(from.paid)} -> ${sep(to.paid)}\n`);
   });
 
   it("a history that does not add up exits 1 and says so in every output", async () => {

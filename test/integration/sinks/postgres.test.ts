@@ -137,7 +137,7 @@ describe("the Postgres warehouse sink", () => {
     await pg.query(url, "INSERT INTO benefits_sync._meta VALUES ('snapshot_id', 'x'); CREATE TABLE benefits_sync.claims_history (id text)");
     const refused = await deliverToSink(t.db, postgresSink(url), runs[runs.length - 1]!);
     expect(refused.status).toBe("failed");
-    expect(refused.error?.message).toMatch(/layout 1.*this one writes layout 2.*schema=NAME.*DROP SCHEMA "benefits_sync" CASCADE/);
+    expect(refused.error?.message).toMatch(/layout 1.*this one writes layout 3.*schema=NAME.*DROP SCHEMA "benefits_sync" CASCADE/);
     const tables = await pg.query<{ t: string }>(url, "SELECT table_name AS t FROM information_schema.tables WHERE table_schema = 'benefits_sync' ORDER BY 1");
     expect(tables.map((x) => x.t)).toEqual(["_meta", "claims_history"]);
   });

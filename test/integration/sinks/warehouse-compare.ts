@@ -4,6 +4,15 @@ import { withoutPlainSsn } from "../../../src/sinks/plain-ssn.js";
 import { StoredResources, type StoredResource } from "../../../src/store/resources.js";
 import { typedFields } from "../../../src/sinks/typed-fields.js";
 
+/** The columns the warehouse types as timestamptz: compared as instants (ISO 8601 in UTC, milliseconds). */
+const Instants = new Set(["createdAt"]);
+const instant = (v: unknown): string | null => {
+  if (v === null || v === undefined) return null;
+  const t = new Date(String(v));
+  return Number.isNaN(t.getTime()) ? null : t.toISOString();
+};
+const pgColumn = (c: string): string => (Instants.has(c.slice(1, -1)) ? `to_char(${c} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS ${c}` : `${c}::text`);
+
 type Q = <T = Record<string, unknown>>(url: string, sql: string, params?: unknown[]) => Promise<T[]>;
 
 export interface Side {
@@ -31,7 +40,12 @@ export function snapshotAsOf(db: Database, asOf: number): Side {
     out.history[r] = hist.sort(byKey).map(({ k: _k, ...rest }) => rest);
     out.current[r] = rows
       .filter((x) => x.valid_to_run === null || Number(x.valid_to_run) > asOf)
-      .map((x) => ({ k: String(x.id), id: x.id, cols: cols.map((c) => x[c.slice(1, -1)] ?? null), data: withoutPlainSsn(JSON.parse(String(x.data))) }))
+      .map((x) => ({
+        k: String(x.id),
+        id: x.id,
+        cols: cols.map((c) => (Instants.has(c.slice(1, -1)) ? instant(x[c.slice(1, -1)]) : (x[c.slice(1, -1)] ?? null))),
+        data: withoutPlainSsn(JSON.parse(String(x.data))),
+      }))
       .sort(byKey)
       .map(({ k: _k, ...rest }) => rest);
   }
@@ -42,7 +56,7 @@ export async function warehouse(query: Q, url: string, schema = "benefits_sync")
   const out: Side = { current: {} as Side["current"], history: {} as Side["history"] };
   for (const r of StoredResources) {
     const cols = typedFields(r).map((f) => `"${f.name}"`);
-    const cur = await query<Record<string, unknown>>(url, `SELECT id, ${cols.map((c) => `${c}::text`).join(", ")}, data::text AS data FROM ${schema}."${r}"`);
+    const cur = await query<Record<string, unknown>>(url, `SELECT id, ${cols.map(pgColumn).join(", ")}, data::text AS data FROM ${schema}."${r}"`);
     out.current[r] = cur
       .map((x) => ({ k: String(x.id), id: x.id, cols: cols.map((c) => x[c.slice(1, -1)] ?? null), data: JSON.parse(String(x.data)) }))
       .sort(byKey)
