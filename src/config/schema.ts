@@ -82,7 +82,7 @@ const Sync = z.strictObject({
 
 const FolderSink = z.strictObject({
   type: z.literal("folder"),
-  /** Deltas go under DIR/<run_id>/ (relative to the working directory). */
+  /** Deltas go under DIR/<run_id, zero-padded to 8 digits>/ (relative to the working directory). */
   dir: nonEmpty("a directory"),
   format: z.enum(["csv", "jsonl", "parquet"], { error: oneOf(["csv", "jsonl", "parquet"]) }).default("csv"),
   /** A new output started later on purpose: the runs before it are never sent (recorded in the ledger). */

@@ -1,6 +1,6 @@
 /**
- * A folder of delta files as a sink: `DIR/<run_id>/` with one file per resource (and per child
- * list) in one format, and `manifest.json`. The folder appears complete or not at all: it is
+ * A folder of delta files as a sink: `DIR/<run_id>/` (the id zero-padded, run-folder-name.ts) with
+ * one file per resource (and per child list) in one format, and `manifest.json`. The folder appears complete or not at all: it is
  * written as a hidden sibling, fsynced, then renamed into place. A folder already there is
  * replaced only when it is a complete deltas folder of the same runs and format (so the bytes do
  * not change; or our own folder of those runs that a power loss left with a file not matching its
@@ -15,6 +15,7 @@ import { runDeltas } from "../run-deltas.js";
 import { OutputError, explainFsError } from "../output-error.js";
 import { prepareOutputDir } from "../output-dir.js";
 import type { DeliveryPlan, DeltaReader, Sink, SinkSession } from "../sink.js";
+import { runFolderName, runFolderNames } from "./run-folder-name.js";
 import { MANIFEST, manifestText, readCompleteFolder, readManifest, sameRuns, type ManifestFile } from "./manifest.js";
 
 export const FileFormatNames = ["csv", "jsonl", "parquet"] as const;
@@ -27,7 +28,7 @@ export interface FileFormat {
   writeResource(dir: string, resource: StoredResource, deltas: DeltaReader): ManifestFile[];
 }
 
-/** A deltas folder in place: `dir` is `<output>/<runId>`. */
+/** A deltas folder in place: `dir` is `<output>/<runId zero-padded>`. */
 export interface DeltaFolder {
   readonly dir: string;
   readonly runId: number;
@@ -52,8 +53,10 @@ export function folderSink(outDir: string, format: FileFormat): Sink<DeltaFolder
     describe: folderDescribe(format.name, abs),
     perRun: true,
     arrived(d) {
-      const m = readCompleteFolder(join(abs, String(d.forRun)));
-      return m !== undefined && m.runId === d.forRun && sameRuns(m.runs, d.runs) && m.format === format.name;
+      return runFolderNames(d.forRun).some((name) => {
+        const m = readCompleteFolder(join(abs, name));
+        return m !== undefined && m.runId === d.forRun && sameRuns(m.runs, d.runs) && m.format === format.name;
+      });
     },
     open: (plan) => openFolder(abs, format, plan.folderRun, plan.runs),
   };
@@ -68,7 +71,7 @@ interface FolderSession extends SinkSession<DeltaFolder> {
 
 function openFolder(outDir: string, format: FileFormat, folderRun: number, runs: readonly number[]): FolderSession {
   const parent = prepareOutputDir(outDir);
-  const finalDir = join(parent, String(folderRun));
+  const finalDir = join(parent, runFolderName(folderRun));
   const replacing = existsSync(finalDir);
   if (replacing) checkReplaceable(parent, finalDir, format.name, folderRun, runs);
   let tmp: string | undefined = fsStep(parent, () => mkdtempSync(join(parent, `.${folderRun}.tmp-`)));
@@ -154,7 +157,7 @@ function fsyncDir(dir: string): void {
  * Write the changes of `plan.runs` as `outDir/<plan.folderRun>/` in one go (the folder sink's
  * session is synchronous): open, every stored resource, commit, close.
  *
- * @example writeFolder(db, "/data/deltas", csvFormat, { folderRun: 7, runs: [6, 7] }) // -> /data/deltas/7/
+ * @example writeFolder(db, "/data/deltas", csvFormat, { folderRun: 7, runs: [6, 7] }) // -> /data/deltas/00000007/
  */
 export function writeFolder(db: Database, outDir: string, format: FileFormat, plan: DeliveryPlan): DeltaFolder {
   const session = openFolder(resolve(outDir), format, plan.folderRun, plan.runs);
