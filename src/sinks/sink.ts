@@ -15,6 +15,7 @@ import { StoredResources, type StoredResource } from "../store/resources.js";
 import { deliver, deliverEach, settleInterrupted, type DeliveryOutcome, type InterruptedDelivery } from "./ledger.js";
 import { recordedStart, startOutput } from "./output-start.js";
 import { runDeltas, type Delta } from "./run-deltas.js";
+import { runFacts, type RunFacts } from "./run-facts.js";
 
 /** What one delivery carries: the changes of `runs`, named after `folderRun` (a folder's run; for a warehouse, the run that asked). */
 export interface DeliveryPlan {
@@ -27,6 +28,8 @@ export interface DeliveryPlan {
    */
   readonly finishedRuns?: readonly number[];
   readonly snapshotId?: string;
+  /** The folder run's start, finish and walk, and the snapshot's id: what a folder's manifest says of it. */
+  readonly facts?: RunFacts;
 }
 
 /**
@@ -68,7 +71,8 @@ export interface Sink<R> {
 export async function writeDelivery<R>(db: Database, sink: Sink<R>, plan: DeliveryPlan): Promise<R> {
   // An output started later on purpose never asks for the runs before its start.
   const start = recordedStart(db, sink.output) ?? 0;
-  const session = await sink.open({ ...plan, finishedRuns: finishedRuns(db, plan.folderRun).filter((r) => r >= start), snapshotId: snapshotId(db) });
+  const facts = runFacts(db, plan.folderRun);
+  const session = await sink.open({ ...plan, finishedRuns: finishedRuns(db, plan.folderRun).filter((r) => r >= start), snapshotId: facts.snapshotId, facts });
   try {
     for (const resource of StoredResources) await session.write(resource, (runs = plan.runs, opts) => runDeltas(db, resource, runs, opts));
     return await session.commit();

@@ -12,6 +12,7 @@ import { join, resolve } from "node:path";
 import type { Database } from "better-sqlite3";
 import { StoredResources, type StoredResource } from "../../store/resources.js";
 import { runDeltas } from "../run-deltas.js";
+import { runFacts, type RunFacts } from "../run-facts.js";
 import { OutputError, explainFsError } from "../output-error.js";
 import { prepareOutputDir } from "../output-dir.js";
 import type { DeliveryPlan, DeltaReader, Sink, SinkSession } from "../sink.js";
@@ -58,7 +59,7 @@ export function folderSink(outDir: string, format: FileFormat): Sink<DeltaFolder
         return m !== undefined && m.runId === d.forRun && sameRuns(m.runs, d.runs) && m.format === format.name;
       });
     },
-    open: (plan) => openFolder(abs, format, plan.folderRun, plan.runs),
+    open: (plan) => openFolder(abs, format, plan.folderRun, plan.runs, plan.facts!),
   };
 }
 
@@ -69,7 +70,7 @@ interface FolderSession extends SinkSession<DeltaFolder> {
   close(): void;
 }
 
-function openFolder(outDir: string, format: FileFormat, folderRun: number, runs: readonly number[]): FolderSession {
+function openFolder(outDir: string, format: FileFormat, folderRun: number, runs: readonly number[], facts: RunFacts): FolderSession {
   const parent = prepareOutputDir(outDir);
   const finalDir = join(parent, runFolderName(folderRun));
   const replacing = existsSync(finalDir);
@@ -82,7 +83,7 @@ function openFolder(outDir: string, format: FileFormat, folderRun: number, runs:
     },
     commit() {
       fsStep(parent, () => {
-        writeFileSync(join(tmp!, MANIFEST), manifestText({ runId: folderRun, format: format.name, runs, files }), { mode: 0o600, flush: true });
+        writeFileSync(join(tmp!, MANIFEST), manifestText({ runId: folderRun, format: format.name, runs, files }, facts), { mode: 0o600, flush: true });
         fsyncDir(tmp!);
         if (replacing) {
           // Same runs, same bytes: the old folder goes aside only once the new one is complete.
@@ -160,7 +161,7 @@ function fsyncDir(dir: string): void {
  * @example writeFolder(db, "/data/deltas", csvFormat, { folderRun: 7, runs: [6, 7] }) // -> /data/deltas/00000007/
  */
 export function writeFolder(db: Database, outDir: string, format: FileFormat, plan: DeliveryPlan): DeltaFolder {
-  const session = openFolder(resolve(outDir), format, plan.folderRun, plan.runs);
+  const session = openFolder(resolve(outDir), format, plan.folderRun, plan.runs, runFacts(db, plan.folderRun));
   try {
     for (const resource of StoredResources) session.write(resource, () => runDeltas(db, resource, plan.runs));
     return session.commit();
