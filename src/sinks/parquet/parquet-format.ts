@@ -1,9 +1,11 @@
 /**
  * Parquet for cloud warehouses and data lakes (hyparquet-writer): one file per stored resource
  * and one per child list (`claim_lines.parquet`), always all of them (no rows when nothing
- * changed). Columns: `op`, `run_id` (INT64), `id`, every documented scalar field typed (dates as
- * DATE, amounts as DECIMAL(18,2), exact; everything else as UTF8 text), then `changed_fields`
- * and `data` (the whole record as stored, JSON), so no field the service sends is lost. Written in
+ * changed). Columns (files/layout.ts): `op`, `run_id` (INT64), `id`, `changed_fields` (JSON: an
+ * update's changed columns by their names here, `address_city`, in column order; null otherwise),
+ * every documented scalar field typed (dates as DATE, amounts as DECIMAL(18,2), exact; everything
+ * else as UTF8 text), then `data` (the whole record as stored, JSON), so no field the service
+ * sends is lost; a claim line: `op, run_id, claim_id, line_no` (from 1), `code`, `amount`, `data`. Written in
  * row groups of {@link ROW_GROUP} rows, hashed as written, fsynced; the same runs give the same
  * bytes.
  */
@@ -11,13 +13,13 @@ import { ByteWriter, ParquetWriter } from "hyparquet-writer";
 import { createHash } from "node:crypto";
 import { closeSync, fsyncSync, openSync, writeSync } from "node:fs";
 import { join } from "node:path";
-import type { StoredResource } from "../../store/resources.js";
+import { columnName, type StoredResource } from "../../store/resources.js";
 import { childItems } from "../csv/csv-format.js";
-import { childLists } from "../csv/flatten.js";
+import { ChildLists, LINE_BASE, orderChangedFields, type ChildList } from "../files/layout.js";
 import type { FileFormat } from "../files/folder-sink.js";
 import type { ManifestFile } from "../files/manifest.js";
 import type { Delta } from "../run-deltas.js";
-import { DECIMAL_PRECISION, DECIMAL_SCALE, asCents, asEpochDay, asText, typedFields, valueAt, type FieldType } from "../typed-fields.js";
+import { DECIMAL_PRECISION, DECIMAL_SCALE, asCents, asEpochDay, asText, childFieldType, typedFields, valueAt, type FieldType } from "../typed-fields.js";
 
 /** Rows per row group: bounds the memory a file of a million changes needs. */
 export const ROW_GROUP = 50_000;
@@ -42,8 +44,8 @@ export const parquetFormat: FileFormat = {
   name: "parquet",
   writeResource(dir, resource, deltas) {
     const files = [writeFile(dir, `${resource}.parquet`, mainColumns(resource), rowsOf(deltas()))];
-    const child = childLists[resource];
-    if (child) files.push(writeFile(dir, `${child.file}.parquet`, childColumns(child.parentColumn), childRowsOf(deltas(), child.field)));
+    const child = ChildLists[resource];
+    if (child) files.push(writeFile(dir, `${child.file}.parquet`, childColumns(child), childRowsOf(deltas(), child.field)));
     return files;
   },
 };
@@ -70,21 +72,23 @@ function mainColumns(resource: StoredResource): Column[] {
     { name: "op", type: "string", required: true, value: (r) => r.d.op },
     { name: "run_id", type: "int64", required: true, value: (r) => BigInt(r.d.runId) },
     { name: "id", type: "string", required: true, value: (r) => r.d.id },
+    { name: "changed_fields", type: "json", value: (r) => orderChangedFields(resource, r.d.changedFields, columnName) },
     ...typedFields(resource).map((f): Column => ({ name: f.name, type: f.type, value: (r) => typed(f.type, valueAt(r.d.data, f.path)) })),
-    { name: "changed_fields", type: "json", value: (r) => r.d.changedFields },
     { name: "data", type: "json", required: true, value: (r) => r.d.data },
   ];
 }
 
-/** A claim line: its parent, its place, its code and amount typed, and the whole line. */
-function childColumns(parentColumn: string): Column[] {
+/** A list item (a claim line): its parent, its number (from 1), its documented fields typed, and the whole item. */
+function childColumns(child: ChildList): Column[] {
   return [
     { name: "op", type: "string", required: true, value: (r) => r.d.op },
     { name: "run_id", type: "int64", required: true, value: (r) => BigInt(r.d.runId) },
-    { name: parentColumn, type: "string", required: true, value: (r) => r.d.id },
-    { name: "index", type: "int64", required: true, value: (r) => BigInt(r.index!) },
-    { name: "code", type: "text", value: (r) => asText(r.item!["code"]) },
-    { name: "amount", type: "decimal", value: (r) => asCents(r.item!["amount"]) },
+    { name: child.parentColumn, type: "string", required: true, value: (r) => r.d.id },
+    { name: child.numberColumn, type: "int64", required: true, value: (r) => BigInt(r.index! + LINE_BASE) },
+    ...child.fields.map((f): Column => {
+      const type = childFieldType(child.file, f);
+      return { name: f, type, value: (r) => typed(type, r.item![f]) };
+    }),
     { name: "data", type: "json", required: true, value: (r) => r.item },
   ];
 }

@@ -101,7 +101,7 @@ describe("delta files read back by DuckDB", () => {
     }
     const m1 = await rows(`SELECT "firstName" AS f, "address_city" AS c, data->>'ssn' AS ssn, "ssn_last4" AS l4 FROM read_parquet(${lit(join(f.dir, "members.parquet"))}) WHERE id = 'm1'`);
     expect(m1).toEqual([{ f: NASTY, c: CITY, ssn: null, l4: "6701" }]);
-    const lines = await rows(`SELECT claim_id, "index", amount::VARCHAR AS amount FROM read_parquet(${lit(join(f.dir, "claim_lines.parquet"))}) ORDER BY claim_id`);
+    const lines = await rows(`SELECT claim_id, line_no, amount::VARCHAR AS amount FROM read_parquet(${lit(join(f.dir, "claim_lines.parquet"))}) ORDER BY claim_id`);
     expect(lines.length).toBeGreaterThan(0);
     expect(lines.every((l) => l.amount === "100.00")).toBe(true);
   });

@@ -76,8 +76,8 @@ describe("CSV delta folders", () => {
       expect(parseCsv(join(folder.dir, f.file))).toHaveLength(1);
       expect(text.toString("utf8")).toMatch(/^op,run_id,[^\r\n]+\r\n$/);
     }
-    expect(readFileSync(join(folder.dir, "members.csv"), "utf8")).toMatch(/^op,run_id,id,subscriberId,firstName,/);
-    expect(readFileSync(join(folder.dir, "claim_lines.csv"), "utf8")).toMatch(/^op,run_id,claim_id,index/);
+    expect(readFileSync(join(folder.dir, "members.csv"), "utf8")).toMatch(/^op,run_id,id,changed_fields,subscriberId,firstName,/);
+    expect(readFileSync(join(folder.dir, "claim_lines.csv"), "utf8")).toMatch(/^op,run_id,claim_id,line_no,code,amount\r\n/);
   });
 
   it("export of one run writes exactly its changes, the same bytes each time, failed runs included", async () => {
