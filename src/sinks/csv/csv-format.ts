@@ -50,14 +50,13 @@ function writeFiles(dir: string, resource: StoredResource, deltas: Iterable<Delt
     for (const d of deltas) {
       const fields = flatten(d.data, skip);
       if (strict) for (const k in fields) if (!known.has(k)) return undefined;
-      const changed = orderChangedFields(resource, d.changedFields);
-      main.row(csvRow([d.op, String(d.runId), d.id, changed ? JSON.stringify(changed) : "", ...cols.columns.map((c) => fields[c] ?? "")]));
+      main.row(csvMainRow(resource, d, fields, cols.columns));
       if (child && sub) {
         const items = childItems(d, child.field);
         for (let i = 0; i < items.length; i++) {
           const f = flatten(items[i]!);
           if (strict) for (const k in f) if (!childKnown.has(k)) return undefined;
-          sub.row(csvRow([d.op, String(d.runId), d.id, String(i + LINE_BASE), ...cols.childColumns.map((c) => f[c] ?? "")]));
+          sub.row(csvChildRow(d, i, f, cols.childColumns));
         }
       }
     }
@@ -73,6 +72,17 @@ function writeFiles(dir: string, resource: StoredResource, deltas: Iterable<Delt
       sub?.remove();
     }
   }
+}
+
+/** A resource file's row: the lead columns, then `columns` from the change's flattened record. */
+export function csvMainRow(resource: StoredResource, d: Delta, fields: Readonly<Record<string, string>>, columns: readonly string[]): string {
+  const changed = orderChangedFields(resource, d.changedFields);
+  return csvRow([d.op, String(d.runId), d.id, changed ? JSON.stringify(changed) : "", ...columns.map((c) => fields[c] ?? "")]);
+}
+
+/** A child file's row for item `i` (counted from 0 in the list) of the change's list, `f` the flattened item. */
+export function csvChildRow(d: Delta, i: number, f: Readonly<Record<string, string>>, childColumns: readonly string[]): string {
+  return csvRow([d.op, String(d.runId), d.id, String(i + LINE_BASE), ...childColumns.map((c) => f[c] ?? "")]);
 }
 
 /** The field columns of a resource's files (after the lead columns): the documented ones in order, then the others sorted. */

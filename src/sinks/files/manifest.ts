@@ -2,7 +2,8 @@ import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { RunFacts } from "../run-facts.js";
-import { DICTIONARY_VERSION } from "../dictionary-version.js";
+import { DICTIONARY_VERSION } from "../dictionary.js";
+import { LAYOUT_VERSION, ManifestKeys } from "./manifest-keys.js";
 
 export const MANIFEST = "manifest.json";
 
@@ -13,17 +14,10 @@ export interface ManifestFile {
 }
 
 /**
- * The layout of a run folder's files (their names, columns and encodings, docs/outputs.md). A
- * loader refuses a layout it does not know. 1: before it was written (no `layoutVersion`); 2:
- * zero-padded folder names, `changed_fields` in every format, claim lines numbered `line_no` from 1.
- */
-export const LAYOUT_VERSION = 2;
-
-/**
  * `DIR/<runId>/manifest.json`: the folder's run, its format, the layout and dictionary versions,
  * the snapshot's id, the runs whose changes it carries, the run's start, finish and walk, and each
  * file with its row count and SHA-256. Only what the snapshot recorded (no clock of its own): the
- * same runs always give the same bytes.
+ * same runs always give the same bytes. Its keys: manifest-keys.ts.
  */
 export interface Manifest {
   readonly runId: number;
@@ -44,8 +38,10 @@ export interface Manifest {
 export function manifestText(m: Omit<Manifest, "layoutVersion" | "dictionaryVersion">, facts: RunFacts): string {
   const { snapshotId, startedAt, finishedAt, walked } = facts;
   const files = m.files.map((f) => ({ file: f.file, rows: f.rows, sha256: f.sha256 }));
-  const body = { runId: m.runId, format: m.format, layoutVersion: LAYOUT_VERSION, dictionaryVersion: DICTIONARY_VERSION, snapshotId, runs: m.runs, startedAt, finishedAt, walked, files };
-  return `${JSON.stringify(body, null, 2)}\n`;
+  const values: Record<(typeof ManifestKeys)[number]["key"], unknown> = {
+    runId: m.runId, format: m.format, layoutVersion: LAYOUT_VERSION, dictionaryVersion: DICTIONARY_VERSION, snapshotId, runs: m.runs, startedAt, finishedAt, walked, files,
+  };
+  return `${JSON.stringify(Object.fromEntries(ManifestKeys.map(({ key }) => [key, values[key]])), null, 2)}\n`;
 }
 
 /**

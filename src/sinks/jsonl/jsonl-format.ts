@@ -1,4 +1,6 @@
+import type { StoredResource } from "../../store/resources.js";
 import type { FileFormat } from "../files/folder-sink.js";
+import type { Delta } from "../run-deltas.js";
 import { HashedFile } from "../files/hashed-file.js";
 import { orderChangedFields } from "../files/layout.js";
 
@@ -16,14 +18,17 @@ export const jsonlFormat: FileFormat = {
   writeResource(dir, resource, deltas) {
     const file = new HashedFile(dir, `${resource}.jsonl`);
     try {
-      for (const d of deltas()) {
-        // The stored text as it is when nothing had to be taken out of it (it is JSON.stringify's own output).
-        const head = JSON.stringify({ op: d.op, run_id: d.runId, id: d.id, changed_fields: orderChangedFields(resource, d.changedFields) });
-        file.row(`${head.slice(0, -1)},"data":${d.text ?? JSON.stringify(d.data)}}\n`);
-      }
+      for (const d of deltas()) file.row(jsonlLine(resource, d));
       return [file.close()];
     } finally {
       file.abandon();
     }
   },
 };
+
+/** One change's line, LF-terminated. */
+export function jsonlLine(resource: StoredResource, d: Delta): string {
+  // The stored text as it is when nothing had to be taken out of it (it is JSON.stringify's own output).
+  const head = JSON.stringify({ op: d.op, run_id: d.runId, id: d.id, changed_fields: orderChangedFields(resource, d.changedFields) });
+  return `${head.slice(0, -1)},"data":${d.text ?? JSON.stringify(d.data)}}\n`;
+}

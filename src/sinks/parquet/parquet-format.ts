@@ -13,88 +13,42 @@ import { ByteWriter, ParquetWriter } from "hyparquet-writer";
 import { createHash } from "node:crypto";
 import { closeSync, fsyncSync, openSync, writeSync } from "node:fs";
 import { join } from "node:path";
-import { columnName, type StoredResource } from "../../store/resources.js";
 import { childItems } from "../csv/csv-format.js";
-import { ChildLists, LINE_BASE, orderChangedFields, type ChildList } from "../files/layout.js";
+import { ChildLists } from "../files/layout.js";
 import type { FileFormat } from "../files/folder-sink.js";
 import type { ManifestFile } from "../files/manifest.js";
 import type { Delta } from "../run-deltas.js";
-import { DECIMAL_PRECISION, DECIMAL_SCALE, asCents, asEpochDay, asText, childFieldType, typedFields, valueAt, type FieldType } from "../typed-fields.js";
+import { DECIMAL_PRECISION, DECIMAL_SCALE } from "../typed-fields.js";
+import { childParquetColumns, parquetColumns, type ParquetColumn, type ParquetRow } from "./parquet-columns.js";
 
 /** Rows per row group: bounds the memory a file of a million changes needs. */
 export const ROW_GROUP = 50_000;
 
 type SchemaElement = ConstructorParameters<typeof ParquetWriter>[0]["schema"][number];
 
-interface Column {
-  readonly name: string;
-  readonly type: FieldType | "string" | "int64" | "json";
-  readonly required?: boolean;
-  readonly value: (row: Row) => unknown;
-}
-
-interface Row {
-  readonly d: Delta;
-  /** For a child list: the item and its index. */
-  readonly item?: Record<string, unknown>;
-  readonly index?: number;
-}
-
 export const parquetFormat: FileFormat = {
   name: "parquet",
   writeResource(dir, resource, deltas) {
-    const files = [writeFile(dir, `${resource}.parquet`, mainColumns(resource), rowsOf(deltas()))];
+    const files = [writeFile(dir, `${resource}.parquet`, parquetColumns(resource), rowsOf(deltas()))];
     const child = ChildLists[resource];
-    if (child) files.push(writeFile(dir, `${child.file}.parquet`, childColumns(child), childRowsOf(deltas(), child.field)));
+    if (child) files.push(writeFile(dir, `${child.file}.parquet`, childParquetColumns(child), childRowsOf(deltas(), child.field)));
     return files;
   },
 };
 
-function* rowsOf(deltas: Iterable<Delta>): Iterable<Row> {
+function* rowsOf(deltas: Iterable<Delta>): Iterable<ParquetRow> {
   for (const d of deltas) yield { d };
 }
 
-function* childRowsOf(deltas: Iterable<Delta>, field: string): Iterable<Row> {
+function* childRowsOf(deltas: Iterable<Delta>, field: string): Iterable<ParquetRow> {
   for (const d of deltas) {
     const items = childItems(d, field);
     for (let i = 0; i < items.length; i++) yield { d, item: items[i]!, index: i };
   }
 }
 
-function typed(type: FieldType, v: unknown): unknown {
-  if (type === "date") return asEpochDay(v);
-  if (type === "decimal") return asCents(v);
-  return asText(v);
-}
-
-function mainColumns(resource: StoredResource): Column[] {
-  return [
-    { name: "op", type: "string", required: true, value: (r) => r.d.op },
-    { name: "run_id", type: "int64", required: true, value: (r) => BigInt(r.d.runId) },
-    { name: "id", type: "string", required: true, value: (r) => r.d.id },
-    { name: "changed_fields", type: "json", value: (r) => orderChangedFields(resource, r.d.changedFields, columnName) },
-    ...typedFields(resource).map((f): Column => ({ name: f.name, type: f.type, value: (r) => typed(f.type, valueAt(r.d.data, f.path)) })),
-    { name: "data", type: "json", required: true, value: (r) => r.d.data },
-  ];
-}
-
-/** A list item (a claim line): its parent, its number (from 1), its documented fields typed, and the whole item. */
-function childColumns(child: ChildList): Column[] {
-  return [
-    { name: "op", type: "string", required: true, value: (r) => r.d.op },
-    { name: "run_id", type: "int64", required: true, value: (r) => BigInt(r.d.runId) },
-    { name: child.parentColumn, type: "string", required: true, value: (r) => r.d.id },
-    { name: child.numberColumn, type: "int64", required: true, value: (r) => BigInt(r.index! + LINE_BASE) },
-    ...child.fields.map((f): Column => {
-      const type = childFieldType(child.file, f);
-      return { name: f, type, value: (r) => typed(type, r.item![f]) };
-    }),
-    { name: "data", type: "json", required: true, value: (r) => r.item },
-  ];
-}
-
-function schemaOf(columns: readonly Column[]): SchemaElement[] {
-  const rep = (c: Column): "REQUIRED" | "OPTIONAL" => (c.required ? "REQUIRED" : "OPTIONAL");
+function schemaOf(columns: readonly ParquetColumn[]): SchemaElement[] {
+  const rep = (c: ParquetColumn): "REQUIRED" | "OPTIONAL" => (c.required ? "REQUIRED" : "OPTIONAL");
   return [
     { name: "root", num_children: columns.length },
     ...columns.map((c): SchemaElement => {
@@ -114,7 +68,7 @@ function schemaOf(columns: readonly Column[]): SchemaElement[] {
   ];
 }
 
-function writeFile(dir: string, name: string, columns: readonly Column[], rows: Iterable<Row>): ManifestFile {
+function writeFile(dir: string, name: string, columns: readonly ParquetColumn[], rows: Iterable<ParquetRow>): ManifestFile {
   const out = new HashingFileWriter(join(dir, name));
   try {
     const writer = new ParquetWriter({ writer: out, schema: schemaOf(columns), createdBy: "benefits-sync" });
