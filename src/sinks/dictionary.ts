@@ -169,6 +169,11 @@ const FolderText = [
   "manifests are plain integers. A folder appears whole or not at all (written under a hidden name,",
   "fsynced, renamed). Read folders in name order; apply each file's rows in file order: inserts,",
   "updates and deletes of one run, then the next run's.",
+  "",
+  "Permissions: a folder is 0700 and its files 0600 whatever the umask (they hold PHI). A folder",
+  "sink in the config file may set `\"mode\": \"0640\"` (files; folders get the matching execute bits,",
+  "0750) and `\"group\"` (a group name or a gid) so a loader running as another user can read them;",
+  "both are set before the folder's rename.",
 ];
 
 const FormatText = [

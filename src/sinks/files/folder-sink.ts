@@ -17,6 +17,7 @@ import { OutputError, explainFsError } from "../output-error.js";
 import { prepareOutputDir } from "../output-dir.js";
 import type { DeliveryPlan, DeltaReader, Sink, SinkSession } from "../sink.js";
 import { runFolderName, runFolderNames } from "./run-folder-name.js";
+import { applyPermissions, type FolderPermissions } from "./folder-permissions.js";
 import { MANIFEST, manifestText, readCompleteFolder, readManifest, sameRuns, type ManifestFile } from "./manifest.js";
 
 export const FileFormatNames = ["csv", "jsonl", "parquet"] as const;
@@ -47,7 +48,7 @@ export const folderDescribe = (format: FileFormatName, dir: string): string => `
 /**
  * @example await deliverToSink(db, folderSink("/data/deltas", csvFormat), runId) // -> /data/deltas/<runId>/
  */
-export function folderSink(outDir: string, format: FileFormat): Sink<DeltaFolder> {
+export function folderSink(outDir: string, format: FileFormat, perms?: FolderPermissions): Sink<DeltaFolder> {
   const abs = resolve(outDir);
   return {
     output: folderOutput(format.name, abs),
@@ -59,7 +60,7 @@ export function folderSink(outDir: string, format: FileFormat): Sink<DeltaFolder
         return m !== undefined && m.runId === d.forRun && sameRuns(m.runs, d.runs) && m.format === format.name;
       });
     },
-    open: (plan) => openFolder(abs, format, plan.folderRun, plan.runs, plan.facts!),
+    open: (plan) => openFolder(abs, format, plan.folderRun, plan.runs, plan.facts!, perms),
   };
 }
 
@@ -70,7 +71,7 @@ interface FolderSession extends SinkSession<DeltaFolder> {
   close(): void;
 }
 
-function openFolder(outDir: string, format: FileFormat, folderRun: number, runs: readonly number[], facts: RunFacts): FolderSession {
+function openFolder(outDir: string, format: FileFormat, folderRun: number, runs: readonly number[], facts: RunFacts, perms?: FolderPermissions): FolderSession {
   const parent = prepareOutputDir(outDir);
   const finalDir = join(parent, runFolderName(folderRun));
   const replacing = existsSync(finalDir);
@@ -84,6 +85,7 @@ function openFolder(outDir: string, format: FileFormat, folderRun: number, runs:
     commit() {
       fsStep(parent, () => {
         writeFileSync(join(tmp!, MANIFEST), manifestText({ runId: folderRun, format: format.name, runs, files }, facts), { mode: 0o600, flush: true });
+        applyPermissions(tmp!, perms);
         fsyncDir(tmp!);
         if (replacing) {
           // Same runs, same bytes: the old folder goes aside only once the new one is complete.
