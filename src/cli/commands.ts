@@ -123,7 +123,7 @@ export const COMMANDS: readonly CommandSpec[] = [
       { flags: "--sink <url-or-name>", description: "load into a warehouse instead: postgres://... or a sink named in the config file" },
       {
         flags: "--from-run <n>",
-        description: "with --out: write every run from N to --run, each as DIR/<run>/; with --sink: a new warehouse starts at run N (the runs before it are never loaded)",
+        description: "with --out: write every run from N to --run, each as DIR/<run, 8 digits>/; with --sink: a new warehouse starts at run N (the runs before it are never loaded)",
         parse: "positiveInt",
       },
     ],

@@ -8,7 +8,8 @@ import type { Database } from "better-sqlite3";
 import { randomUUID } from "node:crypto";
 
 export interface RunFacts {
-  readonly snapshotId: string;
+  /** Null only for a snapshot without one opened read-only. */
+  readonly snapshotId: string | null;
   /** UTC, ISO 8601, as the run recorded them; `finishedAt` null only for a run still running. */
   readonly startedAt: string;
   readonly finishedAt: string | null;
@@ -32,10 +33,12 @@ export function runFacts(db: Database, runId: number): RunFacts {
  * The snapshot's id; one that has none (a file older than the id) gets a random UUID the first
  * time it is needed, kept in `_meta` so every later folder carries the same one.
  */
-export function ensureSnapshotId(db: Database): string {
+export function ensureSnapshotId(db: Database): string | null {
   const read = db.prepare("SELECT value FROM _meta WHERE key = 'snapshot_id'").pluck();
   const id = read.get() as string | undefined;
   if (id !== undefined) return id;
+  // A snapshot opened read-only (`export`) cannot be given one: its folders say null.
+  if (db.readonly) return null;
   db.prepare("INSERT OR IGNORE INTO _meta (key, value) VALUES ('snapshot_id', ?)").run(randomUUID());
   return read.get() as string;
 }

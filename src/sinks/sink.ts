@@ -72,7 +72,7 @@ export async function writeDelivery<R>(db: Database, sink: Sink<R>, plan: Delive
   // An output started later on purpose never asks for the runs before its start.
   const start = recordedStart(db, sink.output) ?? 0;
   const facts = runFacts(db, plan.folderRun);
-  const session = await sink.open({ ...plan, finishedRuns: finishedRuns(db, plan.folderRun).filter((r) => r >= start), snapshotId: facts.snapshotId, facts });
+  const session = await sink.open({ ...plan, finishedRuns: finishedRuns(db, plan.folderRun).filter((r) => r >= start), snapshotId: facts.snapshotId ?? undefined, facts });
   try {
     for (const resource of StoredResources) await session.write(resource, (runs = plan.runs, opts) => runDeltas(db, resource, runs, opts));
     return await session.commit();

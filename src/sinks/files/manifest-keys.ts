@@ -15,7 +15,7 @@ export const ManifestKeys = [
   { key: "format", meaning: "`csv`, `jsonl` or `parquet`" },
   { key: "layoutVersion", meaning: `the files' layout (${LAYOUT_VERSION}; a folder without it is layout 1): refuse one you do not know` },
   { key: "dictionaryVersion", meaning: "the version of this dictionary the files follow" },
-  { key: "snapshotId", meaning: "the snapshot the run belongs to (run ids start at 1 in every snapshot)" },
+  { key: "snapshotId", meaning: "the snapshot the run belongs to (run ids start at 1 in every snapshot); null only from an old snapshot exported read-only" },
   { key: "runs", meaning: "the runs whose changes the folder carries: `[runId]`" },
   { key: "startedAt", meaning: "when the run started, UTC, ISO 8601" },
   { key: "finishedAt", meaning: "when the run finished, UTC, ISO 8601" },

@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { sync } from "../../../src/pipeline/sync.js";
 import { exportFolder } from "../../../src/sinks/files/formats.js";
+import { openDatabase } from "../../../src/store/database.js";
 import { memorySource } from "../../helpers/memory-source.js";
 import { useTempStores } from "../../helpers/temp-store.js";
 import { WINDOW, baseData, runSync } from "./fixtures.js";
@@ -57,5 +58,18 @@ describe("manifest.json", () => {
     expect(first.snapshotId).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
     expect(t.db.prepare("SELECT value FROM _meta WHERE key = 'snapshot_id'").pluck().get()).toBe(first.snapshotId);
     expect(manifestOf((await exportFolder(t.db, r.runId, join(t.dir, "b"))).dir).snapshotId).toBe(first.snapshotId);
+  });
+
+  it("export from a snapshot opened read-only that has no id writes null there, and changes nothing in the snapshot", async () => {
+    const t = setup();
+    const r = await runSync(t, baseData());
+    t.db.prepare("DELETE FROM _meta WHERE key = 'snapshot_id'").run();
+    const ro = openDatabase(t.path, { readonly: true });
+    try {
+      expect(manifestOf((await exportFolder(ro, r.runId, join(t.dir, "ro"))).dir).snapshotId).toBeNull();
+    } finally {
+      ro.close();
+    }
+    expect(t.db.prepare("SELECT value FROM _meta WHERE key = 'snapshot_id'").pluck().get()).toBeUndefined();
   });
 });
