@@ -66,10 +66,10 @@ async function main(): Promise<void> {
     const t0 = performance.now();
     const skip = new Set(["lines"]);
     const { columns } = discoverColumns("claims", [], skip);
-    const lineCols = ["amount", "code"];
+    const lineCols = ["code", "amount"];
     const opts = { record_delimiter: "\r\n" } as const;
     const files = [openSync(`${b}.claims.csv`, "w"), openSync(`${b}.lines.csv`, "w")] as const;
-    const batches: string[][][] = [[["op", "run_id", "id", ...columns]], [["op", "run_id", "claim_id", "index", ...lineCols]]];
+    const batches: string[][][] = [[["op", "run_id", "id", "changed_fields", ...columns]], [["op", "run_id", "claim_id", "line_no", ...lineCols]]];
     const flush = (i: 0 | 1) => {
       writeSync(files[i], stringifySync(batches[i]!, opts));
       batches[i] = [];
@@ -80,10 +80,10 @@ async function main(): Promise<void> {
       const rec = JSON.parse(r.data) as Record<string, unknown>;
       const f = flatten(rec, skip);
       const run = String(r.valid_from_run);
-      batches[0]!.push(["insert", run, r.id, ...columns.map((c) => f[c] ?? "")]);
+      batches[0]!.push(["insert", run, r.id, "", ...columns.map((c) => f[c] ?? "")]);
       ((rec.lines as Record<string, unknown>[] | undefined) ?? []).forEach((l, i) => {
         const lf = flatten(l);
-        batches[1]!.push(["insert", run, r.id, String(i), ...lineCols.map((c) => lf[c] ?? "")]);
+        batches[1]!.push(["insert", run, r.id, String(i + 1), ...lineCols.map((c) => lf[c] ?? "")]);
       });
       if (++n % 5000 === 0) {
         flush(0);

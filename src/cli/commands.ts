@@ -74,7 +74,7 @@ export const COMMANDS: readonly CommandSpec[] = [
       { flags: "--claims-until <date>", description: "last claim service date to walk (YYYY-MM-DD; default: today)", parse: "date" },
       {
         flags: "--out <dir>",
-        description: "after a successful run, deliver every change DIR has not received yet as DIR/<run_id>/; a failed delivery exits 1 and the next run retries it",
+        description: "after a successful run, deliver every change DIR has not received yet as DIR/<run_id>/ (the id zero-padded to 8 digits); a failed delivery exits 1 and the next run retries it",
       },
       { flags: "--format <format>", description: "the files --out writes: csv (default), jsonl or parquet", parse: "format" },
       {
@@ -118,12 +118,12 @@ export const COMMANDS: readonly CommandSpec[] = [
       "could not be written, 2 for bad usage (an unknown run, an unknown format or sink).",
     options: [
       { flags: "--run <n>", description: "the run to export (see `benefits-sync runs`)", parse: "positiveInt" },
-      { flags: "--out <dir>", description: "write under DIR/<run_id>/ (DIR is created if missing; its parent must exist)" },
+      { flags: "--out <dir>", description: "write under DIR/<run_id>/ (the id zero-padded to 8 digits; DIR is created if missing; its parent must exist)" },
       { flags: "--format <format>", description: "csv (default), jsonl or parquet", parse: "format" },
       { flags: "--sink <url-or-name>", description: "load into a warehouse instead: postgres://... or a sink named in the config file" },
       {
         flags: "--from-run <n>",
-        description: "with --out: write every run from N to --run, each as DIR/<run>/; with --sink: a new warehouse starts at run N (the runs before it are never loaded)",
+        description: "with --out: write every run from N to --run, each as DIR/<run, 8 digits>/; with --sink: a new warehouse starts at run N (the runs before it are never loaded)",
         parse: "positiveInt",
       },
     ],

@@ -82,11 +82,19 @@ const Sync = z.strictObject({
 
 const FolderSink = z.strictObject({
   type: z.literal("folder"),
-  /** Deltas go under DIR/<run_id>/ (relative to the working directory). */
+  /** Deltas go under DIR/<run_id, zero-padded to 8 digits>/ (relative to the working directory). */
   dir: nonEmpty("a directory"),
   format: z.enum(["csv", "jsonl", "parquet"], { error: oneOf(["csv", "jsonl", "parquet"]) }).default("csv"),
   /** A new output started later on purpose: the runs before it are never sent (recorded in the ledger). */
   fromRun: positiveInt().optional(),
+  /** The files' mode, octal text ("0640"; folders get the matching execute bits). Default: private, 0600 (folders 0700). */
+  mode: z
+    .string({ error: 'expected an octal mode as text, like "0640"' })
+    .regex(/^0?[0-7]{3}$/, { error: 'expected an octal mode as text, like "0640"' })
+    .refine((m) => (parseInt(m, 8) & 0o713) === 0o600, { error: "the owner must read and write, with no execute bits and no write for others: 0600, 0640, 0660 or 0644" })
+    .optional(),
+  /** The group that owns the folders and files: a group name or a gid. */
+  group: z.union([nonEmpty("a group name"), z.number().int().nonnegative()], { error: "expected a group name or a gid" }).optional(),
 });
 const PostgresSink = z
   .strictObject({

@@ -140,7 +140,7 @@ export async function deliver<T>(
  * (`values` in order, `value` the last); `failed` with the runs still pending (`values` and
  * `delivered` what landed before it); `nothing` when no run was pending.
  *
- * @example await deliverEach(db, "csv:/data/deltas", 7, ([run]) => writeFolder(run)) // 5/, 6/, 7/
+ * @example await deliverEach(db, "csv:/data/deltas", 7, ([run]) => writeFolder(run)) // 00000005/, 00000006/, 00000007/
  */
 export async function deliverEach<T>(
   db: Database,

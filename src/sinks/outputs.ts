@@ -7,11 +7,12 @@ import type { Database } from "better-sqlite3";
 import { resolve } from "node:path";
 import { ConfigError } from "../errors.js";
 import type { FileFormatName } from "./files/folder-sink.js";
+import { folderPermissions, type FolderPermissions } from "./files/folder-permissions.js";
 import type { DeliveryOutcome } from "./ledger.js";
 import { deliverToSink, type Sink } from "./sink.js";
 
 export type OutputSpec =
-  | { readonly kind: "folder"; readonly dir: string; readonly format: FileFormatName; readonly name?: string; readonly fromRun?: number }
+  | { readonly kind: "folder"; readonly dir: string; readonly format: FileFormatName; readonly name?: string; readonly fromRun?: number; readonly perms?: FolderPermissions }
   | { readonly kind: "postgres"; readonly url: string; readonly name?: string; readonly fromRun?: number };
 
 /** One output's delivery after a run. */
@@ -26,7 +27,7 @@ export async function sinkFor(spec: OutputSpec): Promise<Sink<unknown>> {
   if (spec.kind === "postgres") return (await import("./postgres/postgres-sink.js")).postgresSink(spec.url);
   const { folderSink } = await import("./files/folder-sink.js");
   const { fileFormat } = await import("./files/formats.js");
-  return folderSink(resolve(spec.dir), await fileFormat(spec.format));
+  return folderSink(resolve(spec.dir), await fileFormat(spec.format), spec.perms);
 }
 
 /** Parse `--sink VALUE`: a postgres:// URL, or the name of a sink in the config file. */
@@ -62,7 +63,14 @@ export function configuredOutputs(
   sinks: Readonly<
     Record<
       string,
-      | { readonly type: "folder"; readonly dir: string; readonly format: FileFormatName; readonly fromRun?: number | undefined }
+      | {
+          readonly type: "folder";
+          readonly dir: string;
+          readonly format: FileFormatName;
+          readonly fromRun?: number | undefined;
+          readonly mode?: string | undefined;
+          readonly group?: string | number | undefined;
+        }
       | { readonly type: "postgres"; readonly url?: string | undefined; readonly urlEnv?: string | undefined; readonly fromRun?: number | undefined }
     >
   >,
@@ -74,7 +82,13 @@ export function configuredOutputs(
   for (const [name, s] of Object.entries(sinks)) {
     const start = s.fromRun !== undefined ? { fromRun: s.fromRun } : {};
     if (s.type === "folder") {
-      out[name] = { kind: "folder", dir: resolve(cwd, s.dir), format: s.format, name, ...start };
+      try {
+        const perms = folderPermissions(name, s.mode, s.group);
+        out[name] = { kind: "folder", dir: resolve(cwd, s.dir), format: s.format, name, ...start, ...(Object.keys(perms).length ? { perms } : {}) };
+      } catch (e) {
+        if (!(e instanceof ConfigError)) throw e;
+        problems.push(...e.problems);
+      }
       continue;
     }
     const url = s.url ?? (s.urlEnv ? env[s.urlEnv] : undefined);

@@ -16,6 +16,7 @@ import { deliver, deliverEach, settleInterrupted, type DeliveryOutcome, type Int
 import { recordedStart, startOutput } from "./output-start.js";
 import { runDeltas, type Delta } from "./run-deltas.js";
 import { runRecords, type RunRecord } from "./run-records.js";
+import { runFacts, type RunFacts } from "./run-facts.js";
 
 /** What one delivery carries: the changes of `runs`, named after `folderRun` (a folder's run; for a warehouse, the run that asked). */
 export interface DeliveryPlan {
@@ -30,6 +31,8 @@ export interface DeliveryPlan {
   readonly snapshotId?: string;
   /** The snapshot's record of these runs (times, status, what each walked, counts), for a sink that keeps them. */
   readonly runRecords?: (runs: readonly number[]) => readonly RunRecord[];
+  /** The folder run's start, finish and walk, and the snapshot's id: what a folder's manifest says of it. */
+  readonly facts?: RunFacts;
 }
 
 /**
@@ -71,10 +74,14 @@ export interface Sink<R> {
 export async function writeDelivery<R>(db: Database, sink: Sink<R>, plan: DeliveryPlan): Promise<R> {
   // An output started later on purpose never asks for the runs before its start.
   const start = recordedStart(db, sink.output) ?? 0;
+  // A delivery of no run (a warehouse asked to catch up to run 0) has no folder run to describe.
+  const facts = plan.runs.length > 0 ? runFacts(db, plan.folderRun) : undefined;
+  const id = facts ? facts.snapshotId ?? undefined : snapshotId(db);
   const session = await sink.open({
     ...plan,
     finishedRuns: finishedRuns(db, plan.folderRun).filter((r) => r >= start),
-    snapshotId: snapshotId(db),
+    ...(id !== undefined ? { snapshotId: id } : {}),
+    ...(facts ? { facts } : {}),
     runRecords: (runs) => runRecords(db, runs),
   });
   try {

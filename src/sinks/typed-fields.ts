@@ -22,6 +22,11 @@ const DecimalFields: Partial<Record<StoredResource, readonly string[]>> = {
   claims: ["claimAmount", "allowedAmount", "paidAmount"],
 };
 
+/** The typed fields of a list's items, by the list's file (a claim line's amount). */
+const ChildDecimalFields: Readonly<Record<string, readonly string[]>> = {
+  claim_lines: ["amount"],
+};
+
 /** Scale of every DECIMAL column: the service's amounts are cents. */
 export const DECIMAL_SCALE = 2;
 /** Precision of every DECIMAL column: up to 10^16 (the cents fit in a 64-bit integer). */
@@ -40,6 +45,9 @@ export function fieldType(resource: StoredResource, path: string): FieldType {
   if (DecimalFields[resource]?.includes(path)) return "decimal";
   return "text";
 }
+
+/** The type of a list item's field (`claim_lines`, `amount`: decimal). */
+export const childFieldType = (file: string, path: string): FieldType => (ChildDecimalFields[file]?.includes(path) ? "decimal" : "text");
 
 /** The documented scalar fields of a resource, in view order, with their types. */
 export function typedFields(resource: StoredResource): TypedField[] {

@@ -15,6 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startSandbox, type Sandbox } from "../../src/sandbox/index.js";
 import { CLI } from "../helpers/cli-process.js";
 import { readmeBlocks } from "../helpers/readme-blocks.js";
+import { runDir } from "../helpers/run-folders.js";
 
 const root = fileURLToPath(new URL("../..", import.meta.url));
 const CRON = join(root, "deploy", "benefits-sync.cron");
@@ -120,7 +121,7 @@ describe("deploy/benefits-sync.cron: every line runs as pasted against a sandbox
     expect(r.status, r.stderr).toBe(0);
     const run = lastRun("sync");
     expect(run?.status, readFileSync(join(home, "claims.log"), "utf8")).toBe("succeeded");
-    expect(existsSync(join(home, "claims-deltas", String(run!.run_id), "manifest.json"))).toBe(true);
+    expect(existsSync(join(home, "claims-deltas", runDir(run!.run_id), "manifest.json"))).toBe(true);
     const summary = JSON.parse(readFileSync(join(home, "claims.log"), "utf8").trim().split("\n").at(-1)!) as { runId: number };
     expect(summary.runId).toBe(run!.run_id);
   });

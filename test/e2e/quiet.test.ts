@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startSandbox, type Sandbox } from "../../src/sandbox/index.js";
 import { startCli } from "../helpers/cli-process.js";
 import { usePostgres } from "../helpers/pg.js";
+import { runDir } from "../helpers/run-folders.js";
 
 const pg = usePostgres();
 let sb: Sandbox;
@@ -53,15 +54,15 @@ describe("--quiet prints nothing at all on success", () => {
     expect(sync.code, sync.stderr).toBe(0);
     expect(sync.stdout).toBe("");
     expect(sync.stderr).toBe("");
-    expect(existsSync(join(cwd, "files", "1", "manifest.json"))).toBe(true);
-    expect(existsSync(join(cwd, "lake", "1", "manifest.json"))).toBe(true);
+    expect(existsSync(join(cwd, "files", runDir(1), "manifest.json"))).toBe(true);
+    expect(existsSync(join(cwd, "lake", runDir(1), "manifest.json"))).toBe(true);
 
     await sb.advance();
     const job = await startCli(["--quiet", "run", "nightly-claims-export"], env, cwd).done;
     expect(job.code, job.stderr).toBe(0);
     expect(job.stdout).toBe("");
     expect(job.stderr).toBe("");
-    expect(existsSync(join(cwd, "lake", "2", "manifest.json"))).toBe(true);
+    expect(existsSync(join(cwd, "lake", runDir(2), "manifest.json"))).toBe(true);
   });
 
   it("a problem is still printed, with the notices held back", async () => {

@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startSandbox, type Sandbox } from "../../src/sandbox/index.js";
 import { startCli } from "../helpers/cli-process.js";
-import { folderFiles, runFolders } from "../helpers/run-folders.js";
+import { folderFiles, runDir, runFolders } from "../helpers/run-folders.js";
 import { ALL_CLAIMS } from "../helpers/sandbox-truth.js";
 
 let sb: Sandbox;
@@ -43,7 +43,7 @@ function setup(name: string) {
       const other = `export-${out}`;
       const e = await cli("export", "--run", String(n), "--out", other, "--quiet");
       expect(e.code, e.stderr).toBe(0);
-      expect(folderFiles(join(cwd, out, String(n))), `${out}/${n}`).toEqual(folderFiles(join(cwd, other, String(n))));
+      expect(folderFiles(join(cwd, out, runDir(n))), `${out}/${n}`).toEqual(folderFiles(join(cwd, other, runDir(n))));
     }
   };
   return { cwd, cli, sync, expectEachIsItsExport };

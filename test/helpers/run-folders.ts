@@ -6,14 +6,24 @@ import { createHash } from "node:crypto";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 
-/** The run folders under `dir` (hidden temporaries left out), as numbers, ascending; none when `dir` is missing. */
+/**
+ * The run folders under `dir` (hidden temporaries left out), as numbers, in text order (which
+ * must be run order); none when `dir` is missing. A folder not named as the contract says fails.
+ */
 export function runFolders(dir: string): number[] {
   if (!existsSync(dir)) return [];
-  return readdirSync(dir)
+  const names = readdirSync(dir)
     .filter((n) => !n.startsWith("."))
-    .map(Number)
-    .sort((a, b) => a - b);
+    .sort();
+  for (const n of names) if (!/^\d{8}$/.test(n)) throw new Error(`${dir}/${n}: not a run folder named by its zero-padded run id`);
+  return names.map(Number);
 }
+
+/**
+ * A run's folder name as the contract gives it, written out here rather than taken from the code
+ * under test: the run id zero-padded to 8 digits, so that folders sort in run order as text.
+ */
+export const runDir = (run: number): string => String(run).padStart(8, "0");
 
 /** Every file of one (flat) deltas folder: name -> SHA-256 of its bytes, so a difference shows which file. */
 export function folderFiles(dir: string): Record<string, string> {

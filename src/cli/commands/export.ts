@@ -1,6 +1,6 @@
 /**
  * `benefits-sync export --run N --out DIR [--format csv|jsonl|parquet]`: (re)write one run's
- * deltas under DIR/N/, the same bytes each time. A re-export: the delivery ledger is neither read
+ * deltas under DIR/<N, 8 digits>/, the same bytes each time. A re-export: the delivery ledger is neither read
  * nor changed, and the snapshot is opened read-only. Exit 0 written, 1 the folder could not be
  * written, 2 bad usage (no such run).
  *

@@ -4,25 +4,28 @@ import type { FileFormat } from "../files/folder-sink.js";
 import { HashedFile } from "../files/hashed-file.js";
 import type { ManifestFile } from "../files/manifest.js";
 import { csvRow } from "./csv-row.js";
-import { childLists, flatten } from "./flatten.js";
+import { flatten } from "./flatten.js";
+import { ChildLists, LeadColumns, LINE_BASE, childLeadColumns, orderChangedFields } from "../files/layout.js";
 
 /**
  * CSV per the contract: one file per stored resource and one per child list (`claim_lines.csv`),
  * always all of them, a header only when nothing changed, so that a loader never takes "no
- * changes" for "missing file". Columns: `op, run_id, id`, every documented field (in its
- * documented order), then any other field (sorted), flattened with dots; a child list's columns
- * are its items' fields, sorted.
+ * changes" for "missing file". Columns: `op, run_id, id, changed_fields` (an update's changed
+ * columns as a JSON array, in column order; empty for an insert or a delete), every documented
+ * field (in its documented order), then any other field (sorted), flattened with dots; a child
+ * list's columns: `op, run_id, <parent>_id, line_no` (from 1), its documented fields, then any
+ * other (sorted). See files/layout.ts.
  *
- * One pass in the usual case: the files are written with the documented columns (and the first
- * child item's fields), and should a record carry a field beyond them, they are written again with
- * the columns a first pass over every change finds. Both ways give the same bytes.
+ * One pass in the usual case: the files are written with the documented columns, and should a
+ * record carry a field beyond them, they are written again with the columns a first pass over
+ * every change finds. Both ways give the same bytes.
  */
 export const csvFormat: FileFormat = {
   name: "csv",
   writeResource(dir, resource, deltas) {
-    const child = childLists[resource];
+    const child = ChildLists[resource];
     const skip = new Set(child ? [child.field] : []);
-    const optimistic = writeFiles(dir, resource, deltas(), skip, { columns: [...ViewColumns[resource]] }, true);
+    const optimistic = writeFiles(dir, resource, deltas(), skip, { columns: [...ViewColumns[resource]], childColumns: [...(child?.fields ?? [])] }, true);
     if (optimistic) return optimistic;
     return writeFiles(dir, resource, deltas(), skip, discoverColumns(resource, deltas(), skip, child?.field), false)!;
   },
@@ -30,41 +33,33 @@ export const csvFormat: FileFormat = {
 
 interface Columns {
   readonly columns: readonly string[];
-  /** Undefined: take the first child item's fields (sorted), and give up on any other. */
-  readonly childColumns?: readonly string[];
+  readonly childColumns: readonly string[];
 }
 
 /** Write the resource's files with these columns; with `strict`, undefined (and nothing left) at the first field outside them. */
 function writeFiles(dir: string, resource: StoredResource, deltas: Iterable<Delta>, skip: ReadonlySet<string>, cols: Columns, strict: boolean): ManifestFile[] | undefined {
-  const child = childLists[resource];
+  const child = ChildLists[resource];
   const known = new Set(["id", ...cols.columns]);
-  let childColumns = cols.childColumns;
-  let childKnown = childColumns && new Set(childColumns);
+  const childKnown = new Set(cols.childColumns);
   const main = new HashedFile(dir, `${resource}.csv`);
   const sub = child ? new HashedFile(dir, `${child.file}.csv`) : undefined;
   let done = false;
   try {
-    main.text(csvRow(["op", "run_id", "id", ...cols.columns]));
-    if (childColumns && sub) sub.text(csvRow(["op", "run_id", child!.parentColumn, "index", ...childColumns]));
+    main.text(csvRow([...LeadColumns, ...cols.columns]));
+    if (child && sub) sub.text(csvRow([...childLeadColumns(child), ...cols.childColumns]));
     for (const d of deltas) {
       const fields = flatten(d.data, skip);
       if (strict) for (const k in fields) if (!known.has(k)) return undefined;
-      main.row(csvRow([d.op, String(d.runId), d.id, ...cols.columns.map((c) => fields[c] ?? "")]));
+      main.row(csvMainRow(resource, d, fields, cols.columns));
       if (child && sub) {
         const items = childItems(d, child.field);
         for (let i = 0; i < items.length; i++) {
           const f = flatten(items[i]!);
-          if (!childColumns) {
-            childColumns = Object.keys(f).sort();
-            childKnown = new Set(childColumns);
-            sub.text(csvRow(["op", "run_id", child.parentColumn, "index", ...childColumns]));
-          }
-          if (strict) for (const k in f) if (!childKnown!.has(k)) return undefined;
-          sub.row(csvRow([d.op, String(d.runId), d.id, String(i), ...childColumns.map((c) => f[c] ?? "")]));
+          if (strict) for (const k in f) if (!childKnown.has(k)) return undefined;
+          sub.row(csvChildRow(d, i, f, cols.childColumns));
         }
       }
     }
-    if (child && sub && !childColumns) sub.text(csvRow(["op", "run_id", child.parentColumn, "index"]));
     const files = [main.close()];
     if (sub) files.push(sub.close());
     done = true;
@@ -79,7 +74,18 @@ function writeFiles(dir: string, resource: StoredResource, deltas: Iterable<Delt
   }
 }
 
-/** The columns of a resource's file: the documented ones in order, then the others sorted. */
+/** A resource file's row: the lead columns, then `columns` from the change's flattened record. */
+export function csvMainRow(resource: StoredResource, d: Delta, fields: Readonly<Record<string, string>>, columns: readonly string[]): string {
+  const changed = orderChangedFields(resource, d.changedFields);
+  return csvRow([d.op, String(d.runId), d.id, changed ? JSON.stringify(changed) : "", ...columns.map((c) => fields[c] ?? "")]);
+}
+
+/** A child file's row for item `i` (counted from 0 in the list) of the change's list, `f` the flattened item. */
+export function csvChildRow(d: Delta, i: number, f: Readonly<Record<string, string>>, childColumns: readonly string[]): string {
+  return csvRow([d.op, String(d.runId), d.id, String(i + LINE_BASE), ...childColumns.map((c) => f[c] ?? "")]);
+}
+
+/** The field columns of a resource's files (after the lead columns): the documented ones in order, then the others sorted. */
 export function discoverColumns(
   resource: StoredResource,
   deltas: Iterable<Delta>,
@@ -87,6 +93,7 @@ export function discoverColumns(
   childField?: string,
 ): { columns: string[]; childColumns: string[] } {
   const documented = ViewColumns[resource];
+  const childDocumented = ChildLists[resource]?.fields ?? [];
   const others = new Set<string>();
   const childKeys = new Set<string>();
   for (const d of deltas) {
@@ -95,7 +102,8 @@ export function discoverColumns(
   }
   others.delete("id");
   for (const k of documented) others.delete(k);
-  return { columns: [...documented, ...[...others].sort()], childColumns: [...childKeys].sort() };
+  for (const k of childDocumented) childKeys.delete(k);
+  return { columns: [...documented, ...[...others].sort()], childColumns: [...childDocumented, ...[...childKeys].sort()] };
 }
 
 export function childItems(d: Delta, field: string): Record<string, unknown>[] {

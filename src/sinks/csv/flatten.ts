@@ -1,6 +1,6 @@
 /**
  * Flatten a record for a CSV row: nested objects become dotted columns (`address.city`); a list
- * becomes its own file (see `childLists`) or, when it is not one of those, a JSON cell.
+ * becomes its own file (see `ChildLists`, files/layout.ts) or, when it is not one of those, a JSON cell.
  *
  * @example flatten({a: {b: 1}, c: [1]}) // {"a.b": 1, "c": "[1]"}
  */
@@ -20,8 +20,3 @@ function cell(v: unknown): string {
   if (typeof v === "number" || typeof v === "boolean") return String(v);
   return JSON.stringify(v);
 }
-
-/** Lists that get a file of their own, one row per item with the parent's id. */
-export const childLists: Readonly<Record<string, { field: string; file: string; parentColumn: string }>> = {
-  claims: { field: "lines", file: "claim_lines", parentColumn: "claim_id" },
-};

@@ -13,7 +13,7 @@ export type RunCsvResult = DeltaFolder;
  * same bytes each time. It is a re-export: the delivery ledger is neither read nor changed.
  * A ConfigError for an unknown run or one still running; an OutputError for a path problem.
  *
- * @example writeRunCsv(db, 7, "exports") // exports/7/{designs,...,claim_lines}.csv + manifest.json
+ * @example writeRunCsv(db, 7, "exports") // exports/00000007/{designs,...,claim_lines}.csv + manifest.json
  */
 export function writeRunCsv(db: Database, runId: number, outDir: string): RunCsvResult {
   checkExportable(db, runId);

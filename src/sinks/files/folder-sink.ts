@@ -1,6 +1,6 @@
 /**
- * A folder of delta files as a sink: `DIR/<run_id>/` with one file per resource (and per child
- * list) in one format, and `manifest.json`. The folder appears complete or not at all: it is
+ * A folder of delta files as a sink: `DIR/<run_id>/` (the id zero-padded, run-folder-name.ts) with
+ * one file per resource (and per child list) in one format, and `manifest.json`. The folder appears complete or not at all: it is
  * written as a hidden sibling, fsynced, then renamed into place. A folder already there is
  * replaced only when it is a complete deltas folder of the same runs and format (so the bytes do
  * not change; or our own folder of those runs that a power loss left with a file not matching its
@@ -12,9 +12,12 @@ import { join, resolve } from "node:path";
 import type { Database } from "better-sqlite3";
 import { StoredResources, type StoredResource } from "../../store/resources.js";
 import { runDeltas } from "../run-deltas.js";
+import { runFacts, type RunFacts } from "../run-facts.js";
 import { OutputError, explainFsError } from "../output-error.js";
 import { prepareOutputDir } from "../output-dir.js";
 import type { DeliveryPlan, DeltaReader, Sink, SinkSession } from "../sink.js";
+import { runFolderName, runFolderNames } from "./run-folder-name.js";
+import { applyPermissions, type FolderPermissions } from "./folder-permissions.js";
 import { MANIFEST, manifestText, readCompleteFolder, readManifest, sameRuns, type ManifestFile } from "./manifest.js";
 
 export const FileFormatNames = ["csv", "jsonl", "parquet"] as const;
@@ -27,7 +30,7 @@ export interface FileFormat {
   writeResource(dir: string, resource: StoredResource, deltas: DeltaReader): ManifestFile[];
 }
 
-/** A deltas folder in place: `dir` is `<output>/<runId>`. */
+/** A deltas folder in place: `dir` is `<output>/<runId zero-padded>`. */
 export interface DeltaFolder {
   readonly dir: string;
   readonly runId: number;
@@ -45,17 +48,19 @@ export const folderDescribe = (format: FileFormatName, dir: string): string => `
 /**
  * @example await deliverToSink(db, folderSink("/data/deltas", csvFormat), runId) // -> /data/deltas/<runId>/
  */
-export function folderSink(outDir: string, format: FileFormat): Sink<DeltaFolder> {
+export function folderSink(outDir: string, format: FileFormat, perms?: FolderPermissions): Sink<DeltaFolder> {
   const abs = resolve(outDir);
   return {
     output: folderOutput(format.name, abs),
     describe: folderDescribe(format.name, abs),
     perRun: true,
     arrived(d) {
-      const m = readCompleteFolder(join(abs, String(d.forRun)));
-      return m !== undefined && m.runId === d.forRun && sameRuns(m.runs, d.runs) && m.format === format.name;
+      return runFolderNames(d.forRun).some((name) => {
+        const m = readCompleteFolder(join(abs, name));
+        return m !== undefined && m.runId === d.forRun && sameRuns(m.runs, d.runs) && m.format === format.name;
+      });
     },
-    open: (plan) => openFolder(abs, format, plan.folderRun, plan.runs),
+    open: (plan) => openFolder(abs, format, plan.folderRun, plan.runs, plan.facts!, perms),
   };
 }
 
@@ -66,9 +71,9 @@ interface FolderSession extends SinkSession<DeltaFolder> {
   close(): void;
 }
 
-function openFolder(outDir: string, format: FileFormat, folderRun: number, runs: readonly number[]): FolderSession {
+function openFolder(outDir: string, format: FileFormat, folderRun: number, runs: readonly number[], facts: RunFacts, perms?: FolderPermissions): FolderSession {
   const parent = prepareOutputDir(outDir);
-  const finalDir = join(parent, String(folderRun));
+  const finalDir = join(parent, runFolderName(folderRun));
   const replacing = existsSync(finalDir);
   if (replacing) checkReplaceable(parent, finalDir, format.name, folderRun, runs);
   let tmp: string | undefined = fsStep(parent, () => mkdtempSync(join(parent, `.${folderRun}.tmp-`)));
@@ -79,7 +84,8 @@ function openFolder(outDir: string, format: FileFormat, folderRun: number, runs:
     },
     commit() {
       fsStep(parent, () => {
-        writeFileSync(join(tmp!, MANIFEST), manifestText({ runId: folderRun, format: format.name, runs, files }), { mode: 0o600, flush: true });
+        writeFileSync(join(tmp!, MANIFEST), manifestText({ runId: folderRun, format: format.name, runs, files }, facts), { mode: 0o600, flush: true });
+        applyPermissions(tmp!, perms);
         fsyncDir(tmp!);
         if (replacing) {
           // Same runs, same bytes: the old folder goes aside only once the new one is complete.
@@ -154,10 +160,10 @@ function fsyncDir(dir: string): void {
  * Write the changes of `plan.runs` as `outDir/<plan.folderRun>/` in one go (the folder sink's
  * session is synchronous): open, every stored resource, commit, close.
  *
- * @example writeFolder(db, "/data/deltas", csvFormat, { folderRun: 7, runs: [6, 7] }) // -> /data/deltas/7/
+ * @example writeFolder(db, "/data/deltas", csvFormat, { folderRun: 7, runs: [6, 7] }) // -> /data/deltas/00000007/
  */
 export function writeFolder(db: Database, outDir: string, format: FileFormat, plan: DeliveryPlan): DeltaFolder {
-  const session = openFolder(resolve(outDir), format, plan.folderRun, plan.runs);
+  const session = openFolder(resolve(outDir), format, plan.folderRun, plan.runs, runFacts(db, plan.folderRun));
   try {
     for (const resource of StoredResources) session.write(resource, () => runDeltas(db, resource, plan.runs));
     return session.commit();

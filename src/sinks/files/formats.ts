@@ -21,13 +21,13 @@ export type FolderDelivery = DeliveryOutcome<DeltaFolder> & { readonly outDir: s
 
 /**
  * Deliver to the folder `dir` each run it has not received, up to run `forRun`, as its own
- * `dir/<run>/`, oldest first: each folder holds exactly that run's changes, byte-identical to
+ * `dir/<run, 8 digits>/`, oldest first: each folder holds exactly that run's changes, byte-identical to
  * `export --run <run>` (what `sync --out DIR` does after a successful run). A failed write stops
  * there: that run and the later ones stay pending and go with the next delivery; see
  * src/sinks/ledger.ts (deliverEach).
  *
  * The crash rule, per run: a delivery left pending by a process that died is settled first by
- * looking at its folder. If `dir/<run>/` is complete (its manifest lists that run and format, and
+ * looking at its folder. If `dir/<run, 8 digits>/` is complete (its manifest lists that run and format, and
  * every file matches its hash), the crash came after the rename: it is recorded delivered and
  * nothing is sent twice. Otherwise it is recorded failed and the run is written again.
  *
@@ -40,10 +40,10 @@ export async function deliverFolder(db: Database, dir: string, format: FileForma
 }
 
 /**
- * (Re)write exactly the changes run N recorded under `outDir/<N>/` (`export --run N --out DIR`):
+ * (Re)write exactly the changes run N recorded under `outDir/<N, 8 digits>/` (`export --run N --out DIR`):
  * the same run gives the same bytes each time; the ledger is neither read nor changed.
  *
- * @example await exportFolder(db, 7, "exports", "csv") // exports/7/{designs,...,claim_lines}.csv + manifest.json
+ * @example await exportFolder(db, 7, "exports", "csv") // exports/00000007/{designs,...,claim_lines}.csv + manifest.json
  */
 export async function exportFolder(db: Database, runId: number, outDir: string, format: FileFormatName = "csv"): Promise<DeltaFolder> {
   const f = await fileFormat(format);

@@ -1,6 +1,9 @@
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
+import type { RunFacts } from "../run-facts.js";
+import { DICTIONARY_VERSION } from "../dictionary.js";
+import { LAYOUT_VERSION, ManifestKeys } from "./manifest-keys.js";
 
 export const MANIFEST = "manifest.json";
 
@@ -11,8 +14,10 @@ export interface ManifestFile {
 }
 
 /**
- * `DIR/<runId>/manifest.json`: the folder's run, its format, the runs whose changes it carries, and each file
- * with its row count and SHA-256. No timestamps: the same runs always give the same bytes.
+ * `DIR/<runId>/manifest.json`: the folder's run, its format, the layout and dictionary versions,
+ * the snapshot's id, the runs whose changes it carries, the run's start, finish and walk, and each
+ * file with its row count and SHA-256. Only what the snapshot recorded (no clock of its own): the
+ * same runs always give the same bytes. Its keys: manifest-keys.ts.
  */
 export interface Manifest {
   readonly runId: number;
@@ -20,10 +25,23 @@ export interface Manifest {
   readonly format: string;
   readonly runs: readonly number[];
   readonly files: readonly ManifestFile[];
+  /** Absent from a folder an older version wrote (layout 1). */
+  readonly layoutVersion?: number;
+  readonly dictionaryVersion?: string;
+  readonly snapshotId?: string;
+  readonly startedAt?: string;
+  readonly finishedAt?: string | null;
+  readonly walked?: RunFacts["walked"];
 }
 
-export function manifestText(m: Manifest): string {
-  return `${JSON.stringify({ runId: m.runId, format: m.format, runs: m.runs, files: m.files.map((f) => ({ file: f.file, rows: f.rows, sha256: f.sha256 })) }, null, 2)}\n`;
+/** The manifest's text, keys in a fixed order. */
+export function manifestText(m: Omit<Manifest, "layoutVersion" | "dictionaryVersion">, facts: RunFacts): string {
+  const { snapshotId, startedAt, finishedAt, walked } = facts;
+  const files = m.files.map((f) => ({ file: f.file, rows: f.rows, sha256: f.sha256 }));
+  const values: Record<(typeof ManifestKeys)[number]["key"], unknown> = {
+    runId: m.runId, format: m.format, layoutVersion: LAYOUT_VERSION, dictionaryVersion: DICTIONARY_VERSION, snapshotId, runs: m.runs, startedAt, finishedAt, walked, files,
+  };
+  return `${JSON.stringify(Object.fromEntries(ManifestKeys.map(({ key }) => [key, values[key]])), null, 2)}\n`;
 }
 
 /**

@@ -1,9 +1,11 @@
 /**
  * Parquet for cloud warehouses and data lakes (hyparquet-writer): one file per stored resource
  * and one per child list (`claim_lines.parquet`), always all of them (no rows when nothing
- * changed). Columns: `op`, `run_id` (INT64), `id`, every documented scalar field typed (dates as
- * DATE, amounts as DECIMAL(18,2), exact; everything else as UTF8 text), then `changed_fields`
- * and `data` (the whole record as stored, JSON), so no field the service sends is lost. Written in
+ * changed). Columns (files/layout.ts): `op`, `run_id` (INT64), `id`, `changed_fields` (JSON: an
+ * update's changed columns by their names here, `address_city`, in column order; null otherwise),
+ * every documented scalar field typed (dates as DATE, amounts as DECIMAL(18,2), exact; everything
+ * else as UTF8 text), then `data` (the whole record as stored, JSON), so no field the service
+ * sends is lost; a claim line: `op, run_id, claim_id, line_no` (from 1), `code`, `amount`, `data`. Written in
  * row groups of {@link ROW_GROUP} rows, hashed as written, fsynced; the same runs give the same
  * bytes.
  */
@@ -11,86 +13,42 @@ import { ByteWriter, ParquetWriter } from "hyparquet-writer";
 import { createHash } from "node:crypto";
 import { closeSync, fsyncSync, openSync, writeSync } from "node:fs";
 import { join } from "node:path";
-import type { StoredResource } from "../../store/resources.js";
 import { childItems } from "../csv/csv-format.js";
-import { childLists } from "../csv/flatten.js";
+import { ChildLists } from "../files/layout.js";
 import type { FileFormat } from "../files/folder-sink.js";
 import type { ManifestFile } from "../files/manifest.js";
 import type { Delta } from "../run-deltas.js";
-import { DECIMAL_PRECISION, DECIMAL_SCALE, asCents, asEpochDay, asText, typedFields, valueAt, type FieldType } from "../typed-fields.js";
+import { DECIMAL_PRECISION, DECIMAL_SCALE } from "../typed-fields.js";
+import { childParquetColumns, parquetColumns, type ParquetColumn, type ParquetRow } from "./parquet-columns.js";
 
 /** Rows per row group: bounds the memory a file of a million changes needs. */
 export const ROW_GROUP = 50_000;
 
 type SchemaElement = ConstructorParameters<typeof ParquetWriter>[0]["schema"][number];
 
-interface Column {
-  readonly name: string;
-  readonly type: FieldType | "string" | "int64" | "json";
-  readonly required?: boolean;
-  readonly value: (row: Row) => unknown;
-}
-
-interface Row {
-  readonly d: Delta;
-  /** For a child list: the item and its index. */
-  readonly item?: Record<string, unknown>;
-  readonly index?: number;
-}
-
 export const parquetFormat: FileFormat = {
   name: "parquet",
   writeResource(dir, resource, deltas) {
-    const files = [writeFile(dir, `${resource}.parquet`, mainColumns(resource), rowsOf(deltas()))];
-    const child = childLists[resource];
-    if (child) files.push(writeFile(dir, `${child.file}.parquet`, childColumns(child.parentColumn), childRowsOf(deltas(), child.field)));
+    const files = [writeFile(dir, `${resource}.parquet`, parquetColumns(resource), rowsOf(deltas()))];
+    const child = ChildLists[resource];
+    if (child) files.push(writeFile(dir, `${child.file}.parquet`, childParquetColumns(child), childRowsOf(deltas(), child.field)));
     return files;
   },
 };
 
-function* rowsOf(deltas: Iterable<Delta>): Iterable<Row> {
+function* rowsOf(deltas: Iterable<Delta>): Iterable<ParquetRow> {
   for (const d of deltas) yield { d };
 }
 
-function* childRowsOf(deltas: Iterable<Delta>, field: string): Iterable<Row> {
+function* childRowsOf(deltas: Iterable<Delta>, field: string): Iterable<ParquetRow> {
   for (const d of deltas) {
     const items = childItems(d, field);
     for (let i = 0; i < items.length; i++) yield { d, item: items[i]!, index: i };
   }
 }
 
-function typed(type: FieldType, v: unknown): unknown {
-  if (type === "date") return asEpochDay(v);
-  if (type === "decimal") return asCents(v);
-  return asText(v);
-}
-
-function mainColumns(resource: StoredResource): Column[] {
-  return [
-    { name: "op", type: "string", required: true, value: (r) => r.d.op },
-    { name: "run_id", type: "int64", required: true, value: (r) => BigInt(r.d.runId) },
-    { name: "id", type: "string", required: true, value: (r) => r.d.id },
-    ...typedFields(resource).map((f): Column => ({ name: f.name, type: f.type, value: (r) => typed(f.type, valueAt(r.d.data, f.path)) })),
-    { name: "changed_fields", type: "json", value: (r) => r.d.changedFields },
-    { name: "data", type: "json", required: true, value: (r) => r.d.data },
-  ];
-}
-
-/** A claim line: its parent, its place, its code and amount typed, and the whole line. */
-function childColumns(parentColumn: string): Column[] {
-  return [
-    { name: "op", type: "string", required: true, value: (r) => r.d.op },
-    { name: "run_id", type: "int64", required: true, value: (r) => BigInt(r.d.runId) },
-    { name: parentColumn, type: "string", required: true, value: (r) => r.d.id },
-    { name: "index", type: "int64", required: true, value: (r) => BigInt(r.index!) },
-    { name: "code", type: "text", value: (r) => asText(r.item!["code"]) },
-    { name: "amount", type: "decimal", value: (r) => asCents(r.item!["amount"]) },
-    { name: "data", type: "json", required: true, value: (r) => r.item },
-  ];
-}
-
-function schemaOf(columns: readonly Column[]): SchemaElement[] {
-  const rep = (c: Column): "REQUIRED" | "OPTIONAL" => (c.required ? "REQUIRED" : "OPTIONAL");
+function schemaOf(columns: readonly ParquetColumn[]): SchemaElement[] {
+  const rep = (c: ParquetColumn): "REQUIRED" | "OPTIONAL" => (c.required ? "REQUIRED" : "OPTIONAL");
   return [
     { name: "root", num_children: columns.length },
     ...columns.map((c): SchemaElement => {
@@ -110,7 +68,7 @@ function schemaOf(columns: readonly Column[]): SchemaElement[] {
   ];
 }
 
-function writeFile(dir: string, name: string, columns: readonly Column[], rows: Iterable<Row>): ManifestFile {
+function writeFile(dir: string, name: string, columns: readonly ParquetColumn[], rows: Iterable<ParquetRow>): ManifestFile {
   const out = new HashingFileWriter(join(dir, name));
   try {
     const writer = new ParquetWriter({ writer: out, schema: schemaOf(columns), createdBy: "benefits-sync" });

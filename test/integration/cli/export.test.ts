@@ -7,6 +7,7 @@ import { ExitCode } from "../../../src/cli/exit-codes.js";
 import { startSandbox, type Sandbox } from "../../../src/sandbox/index.js";
 import { runCli } from "../../unit/cli/run-cli.js";
 import { ALL_CLAIMS } from "../../helpers/sandbox-truth.js";
+import { runDir } from "../../helpers/run-folders.js";
 
 let sb: Sandbox;
 let dir: string;
@@ -35,7 +36,7 @@ describe("benefits-sync export --run N --out DIR", () => {
     const first = await runCli(["export", "--run", "2", "--out", "exports"], { env, cwd: dir });
     expect(first.stderr).toBe("");
     expect(first.code).toBe(ExitCode.OK);
-    const folder = join(dir, "exports", "2");
+    const folder = join(dir, "exports", runDir(2));
     expect(first.stdout).toContain(folder);
     const bytes = bytesOf(folder);
     const manifest = JSON.parse(readFileSync(join(folder, "manifest.json"), "utf8")) as { runId: number; runs: number[]; files: { file: string; rows: number }[] };
@@ -59,7 +60,7 @@ describe("benefits-sync export --run N --out DIR", () => {
     const r = await runCli(["--db", env.BENEFITS_DB!, "export", "--run", "1", "--out", "by-flag"], { env: { BENEFITS_DB: join(dir, "nowhere.db") }, cwd: dir });
     expect(r.stderr).toBe("");
     expect(r.code).toBe(ExitCode.OK);
-    expect(existsSync(join(dir, "by-flag", "1", "manifest.json"))).toBe(true);
+    expect(existsSync(join(dir, "by-flag", runDir(1), "manifest.json"))).toBe(true);
     expect(existsSync(join(dir, "nowhere.db"))).toBe(false);
   });
 
@@ -110,12 +111,12 @@ describe("benefits-sync export --run N --out DIR", () => {
     const sync = await runCli(["sync", ...window, "--quiet", "--json", "--out", out], { env, cwd: dir });
     expect(sync.code).toBe(ExitCode.OK);
     // Every run is delivered as its own folder: run 2's is there already.
-    const before = readFileSync(join(out, "2", "manifest.json"), "utf8");
+    const before = readFileSync(join(out, runDir(2), "manifest.json"), "utf8");
     expect(JSON.parse(before)).toMatchObject({ runId: 2, runs: [2] });
     const r = await runCli(["export", "--run", "2", "--out", "shared"], { env, cwd: dir });
     expect(r.code, r.stderr).toBe(ExitCode.OK);
     expect(r.stderr).toBe("");
-    expect(readFileSync(join(out, "2", "manifest.json"), "utf8")).toBe(before);
+    expect(readFileSync(join(out, runDir(2), "manifest.json"), "utf8")).toBe(before);
     const alone = await runCli(["export", "--run", "2", "--out", "exports"], { env, cwd: dir });
     expect(alone.stderr).toBe("");
   });

@@ -8,6 +8,7 @@ import { ExitCode } from "../../../src/cli/exit-codes.js";
 import { startSandbox, type Sandbox } from "../../../src/sandbox/index.js";
 import { runCli } from "../../unit/cli/run-cli.js";
 import { ALL_CLAIMS } from "../../helpers/sandbox-truth.js";
+import { runDir } from "../../helpers/run-folders.js";
 
 let sb: Sandbox;
 let dir: string;
@@ -40,10 +41,10 @@ describe("benefits-sync sync / runs / demo", () => {
     expect(r.stderr).toMatch(/"event":"walked","resource":"members"/);
 
     const again = await runCli(["sync", ...window, "--json", "--quiet", "--out", join(dir, "deltas")], { env, cwd: dir });
-    expect(lastJson(again.stdout)).toMatchObject({ runId: 2, status: "succeeded", deltas: join(dir, "deltas", "2") });
+    expect(lastJson(again.stdout)).toMatchObject({ runId: 2, status: "succeeded", deltas: join(dir, "deltas", runDir(2)) });
     // The first delivery to this output writes every run it has not received, each its own folder:
     // run 1's inserts in 1/, run 2's nothing in 2/. Every file is there, header only when nothing changed.
-    const manifestOf = (run: number) => JSON.parse(readFileSync(join(dir, "deltas", String(run), "manifest.json"), "utf8")) as { runs: number[]; files: { file: string; rows: number }[] };
+    const manifestOf = (run: number) => JSON.parse(readFileSync(join(dir, "deltas", runDir(run), "manifest.json"), "utf8")) as { runs: number[]; files: { file: string; rows: number }[] };
     const manifest = manifestOf(1);
     expect(manifest.runs).toEqual([1]);
     expect(manifest.files.map((f) => f.file).sort()).toEqual(["claim_lines.csv", "claims.csv", "coverages.csv", "designs.csv", "groups.csv", "members.csv", "plans.csv"]);
@@ -134,9 +135,9 @@ describe("benefits-sync sync / runs / demo", () => {
     const third = await runCli(["sync", ...window, "--json", "--quiet", "--out", join("blocked", "deltas")], { env: e, cwd: dir });
     expect(third.stderr).toBe("");
     expect(third.code).toBe(ExitCode.OK);
-    expect(lastJson(third.stdout)).toMatchObject({ runId: 3, delivery: { status: "delivered", runs: [1, 2, 3] }, deltas: join(out, "3") });
+    expect(lastJson(third.stdout)).toMatchObject({ runId: 3, delivery: { status: "delivered", runs: [1, 2, 3] }, deltas: join(out, runDir(3)) });
     // One folder per run: together they hold every recorded change once.
-    const manifests = [1, 2, 3].map((r) => JSON.parse(readFileSync(join(out, String(r), "manifest.json"), "utf8")) as { runs: number[]; files: { file: string; rows: number }[] });
+    const manifests = [1, 2, 3].map((r) => JSON.parse(readFileSync(join(out, runDir(r), "manifest.json"), "utf8")) as { runs: number[]; files: { file: string; rows: number }[] });
     expect(manifests.map((m) => m.runs)).toEqual([[1], [2], [3]]);
     const db = new BetterSqlite3(e.BENEFITS_DB, { readonly: true });
     try {
@@ -151,7 +152,7 @@ describe("benefits-sync sync / runs / demo", () => {
     }
     const human = await runCli(["sync", ...window, "--out", out], { env: e, cwd: dir });
     expect(human.code).toBe(ExitCode.OK);
-    expect(human.stdout).toContain(`Deltas: ${join(out, "4")}`);
+    expect(human.stdout).toContain(`Deltas: ${join(out, runDir(4))}`);
     // --quiet prints nothing when all went well (cron mails whatever a job prints).
     const quiet = await runCli(["sync", ...window, "--quiet", "--out", out], { env: e, cwd: dir });
     expect([quiet.code, quiet.stdout, quiet.stderr]).toEqual([ExitCode.OK, "", ""]);
@@ -165,10 +166,10 @@ describe("benefits-sync sync / runs / demo", () => {
     // A second day told by the sandbox's webhooks and applied by the worker alone.
     expect(r.stdout).toMatch(/Webhooks, simulated day \S+: the sandbox sent \d+ events for \d+ members .*applied them as run 3 /);
     expect(r.stdout).toContain("The members in the snapshot match the sandbox without a full walk");
-    const manifest = JSON.parse(readFileSync(join(out, "deltas", "2", "manifest.json"), "utf8")) as { files: { file: string; rows: number; sha256: string }[] };
+    const manifest = JSON.parse(readFileSync(join(out, "deltas", runDir(2), "manifest.json"), "utf8")) as { files: { file: string; rows: number; sha256: string }[] };
     expect(manifest.files.length).toBeGreaterThan(1);
     for (const f of manifest.files) {
-      const text = readFileSync(join(out, "deltas", "2", f.file));
+      const text = readFileSync(join(out, "deltas", runDir(2), f.file));
       expect(createHash("sha256").update(text).digest("hex")).toBe(f.sha256);
       expect(text.toString("utf8").trimEnd().split("\r\n").length - 1).toBeGreaterThanOrEqual(f.rows);
       expect(text.toString("utf8").split("\r\n")[0]).toMatch(/^op,run_id,/);

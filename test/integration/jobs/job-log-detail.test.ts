@@ -15,6 +15,7 @@ import { Scheduler } from "../../../src/jobs/scheduler.js";
 import type { LogEvent } from "../../../src/jobs/telemetry.js";
 import { startSandbox, type Sandbox } from "../../../src/sandbox/index.js";
 import { openDatabase } from "../../../src/store/database.js";
+import { runDir } from "../../helpers/run-folders.js";
 
 const PII = "job-log-detail-test-pii-key-0123";
 const BAD_KEY = "refused-key-4e1d9c";
@@ -64,7 +65,7 @@ describe("the scheduler's end-of-fire log line", () => {
     const cwd = mkdtempSync(join(dir, "ok-"));
     mkdirSync(join(cwd, "out"));
     const end = await fireOnce(cwd, { deltas: { type: "folder", dir: "out/deltas", format: "csv" } }, job("to-folder", ["deltas"]));
-    const folder = join(cwd, "out", "deltas", "1");
+    const folder = join(cwd, "out", "deltas", runDir(1));
     const rows = { "designs.csv": csvRows(join(folder, "designs.csv")), "groups.csv": csvRows(join(folder, "groups.csv")), "plans.csv": csvRows(join(folder, "plans.csv")) };
     expect(Object.values(rows).every((n) => n > 0)).toBe(true);
     expect(end).toMatchObject({ event: "job.succeeded", job: "to-folder" });

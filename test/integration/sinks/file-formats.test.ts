@@ -101,9 +101,57 @@ describe("delta files read back by DuckDB", () => {
     }
     const m1 = await rows(`SELECT "firstName" AS f, "address_city" AS c, data->>'ssn' AS ssn, "ssn_last4" AS l4 FROM read_parquet(${lit(join(f.dir, "members.parquet"))}) WHERE id = 'm1'`);
     expect(m1).toEqual([{ f: NASTY, c: CITY, ssn: null, l4: "6701" }]);
-    const lines = await rows(`SELECT claim_id, "index", amount::VARCHAR AS amount FROM read_parquet(${lit(join(f.dir, "claim_lines.parquet"))}) ORDER BY claim_id`);
+    const lines = await rows(`SELECT claim_id, line_no, amount::VARCHAR AS amount FROM read_parquet(${lit(join(f.dir, "claim_lines.parquet"))}) ORDER BY claim_id`);
     expect(lines.length).toBeGreaterThan(0);
     expect(lines.every((l) => l.amount === "100.00")).toBe(true);
+  });
+
+  it("Parquet parity with CSV: the same columns in the same order (names as the SQLite views), typed, the same values and changed_fields, line_no from 1", async () => {
+    const { t, run } = await twoRuns();
+    const csvDir = (await exportFolder(t.db, run, join(t.dir, "csv"), "csv")).dir;
+    const pqDir = (await exportFolder(t.db, run, join(t.dir, "pq"), "parquet")).dir;
+    // The documented typed columns, written out here: dates are DATE, amounts DECIMAL(18,2), counters BIGINT.
+    const DATES = ["dateOfBirth", "serviceDateFrom", "serviceDateTo", "processing_receivedDate", "processing_adjudicatedDate", "processing_paidDate"];
+    const AMOUNTS = ["claimAmount", "allowedAmount", "paidAmount", "amount"];
+    const expectedType = (c: string) =>
+      c === "run_id" || c === "line_no" ? "BIGINT" : c === "changed_fields" || c === "data" ? "JSON" : DATES.includes(c) ? "DATE" : AMOUNTS.includes(c) ? "DECIMAL(18,2)" : "VARCHAR";
+    const isCalendarDate = (v: string) => /^\d{4}-\d{2}-\d{2}$/.test(v) && !Number.isNaN(Date.parse(`${v}T00:00:00Z`)) && new Date(`${v}T00:00:00Z`).toISOString().slice(0, 10) === v;
+    const cents = (v: unknown) => (v === null || v === "" ? null : Math.round(Number(v) * 100));
+    const keyOf = (x: Row) => `${String(x.op)} ${String(x.id ?? x.claim_id)} ${String(x.line_no ?? "")}`;
+    for (const file of ["members", "claims", "claim_lines"]) {
+      const csvRows = await rows(`SELECT * FROM read_csv(${lit(join(csvDir, `${file}.csv`))}, header = true, all_varchar = true, quote = '"', escape = '"')`);
+      const csvHeader = readFileSync(join(csvDir, `${file}.csv`), "utf8").split("\r\n")[0]!.split(",");
+      const pq = lit(join(pqDir, `${file}.parquet`));
+      const described = await rows(`DESCRIBE SELECT * FROM read_parquet(${pq})`);
+      const pqColumns = described.map((x) => String(x.column_name));
+      expect(pqColumns.at(-1)).toBe("data");
+      const shared = pqColumns.slice(0, -1);
+      // The same columns in the same order; CSV's own extra columns (fields nobody documented) come after.
+      expect(csvHeader.slice(0, shared.length).map((c) => c.replace(/\./g, "_")), file).toEqual(shared);
+      for (const x of described) expect(x.column_type, `${file}.${String(x.column_name)}`).toBe(expectedType(String(x.column_name)));
+      const pqRows = await rows(`SELECT ${shared.map((c) => `"${c}"::VARCHAR AS "${c}"`).join(", ")} FROM read_parquet(${pq})`);
+      expect(pqRows.length, file).toBe(csvRows.length);
+      expect(pqRows.length, file).toBeGreaterThan(0);
+      const byKey = new Map(csvRows.map((x) => [keyOf(x), x]));
+      for (const p of pqRows) {
+        const c = byKey.get(keyOf(p))!;
+        expect(c, keyOf(p)).toBeDefined();
+        shared.forEach((col, i) => {
+          const cv = c[csvHeader[i]!] ?? null;
+          const pv = p[col];
+          const where = `${file} ${keyOf(p)} ${col}`;
+          if (col === "changed_fields") {
+            expect(pv === null ? null : JSON.parse(String(pv)), where).toEqual(cv === null || cv === "" ? null : (JSON.parse(String(cv)) as string[]).map((n) => n.replace(/\./g, "_")));
+          } else if (AMOUNTS.includes(col)) expect(cents(pv), where).toBe(cents(cv));
+          else if (DATES.includes(col) && pv === null) expect(cv === null || cv === "" || !isCalendarDate(String(cv)), where).toBe(true);
+          else expect(pv, where).toBe(cv === "" ? null : cv);
+        });
+      }
+    }
+    const m1 = await rows(`SELECT changed_fields::VARCHAR AS cf FROM read_parquet(${lit(join(pqDir, "members.parquet"))}) WHERE id = 'm1'`);
+    expect(JSON.parse(String(m1[0]!.cf))).toEqual(["firstName", "lastName", "address_city"]);
+    const lines = await rows(`SELECT claim_id, line_no FROM read_parquet(${lit(join(pqDir, "claim_lines.parquet"))}) WHERE claim_id = 'k9'`);
+    expect(lines).toEqual([{ claim_id: "k9", line_no: "1" }]);
   });
 
   it.each(["csv", "jsonl", "parquet"] as FileFormatName[])("%s: exporting a run again gives the same bytes, and a first run's export has every record", async (format) => {

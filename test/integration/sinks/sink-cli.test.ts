@@ -16,6 +16,7 @@ import { ALL_CLAIMS } from "../../helpers/sandbox-truth.js";
 import { runCli } from "../../unit/cli/run-cli.js";
 import { folderFiles, runFolders } from "../../helpers/run-folders.js";
 import { snapshotAsOf, warehouse } from "./warehouse-compare.js";
+import { runDir } from "../../helpers/run-folders.js";
 
 const pg = usePostgres();
 let sb: Sandbox;
@@ -50,8 +51,8 @@ describe("sync's outputs", () => {
     expect(j1.deliveries.map((d) => [d.kind, d.status])).toEqual([["folder", "delivered"], ["postgres", "failed"], ["folder", "delivered"]]);
     expect(r1.stderr).toMatch(/Deltas not delivered to postgres:\/\/etl@\/nonexistent-socket-dir:5432\/wh.*cannot connect to the warehouse/);
     expect(r1.stdout + r1.stderr).not.toContain("s3cr3t-pw");
-    expect(existsSync(join(cwd, "files", "1", "members.jsonl"))).toBe(true);
-    expect(existsSync(join(cwd, "lake", "1", "members.parquet"))).toBe(true);
+    expect(existsSync(join(cwd, "files", runDir(1), "members.jsonl"))).toBe(true);
+    expect(existsSync(join(cwd, "lake", runDir(1), "members.parquet"))).toBe(true);
 
     await sb.advance();
     const r2 = await runCli(["sync", ...window, "--json", "--quiet"], { env: { ...base, WH_URL: url }, cwd });
@@ -77,11 +78,11 @@ describe("sync's outputs", () => {
     expect(r3.code, r3.stderr).toBe(ExitCode.OK);
     expect((lastJson(r3.stdout) as { deliveries: unknown[] }).deliveries).toHaveLength(2);
     expect((await warehouse(pg.query, url)).loads).toEqual([1, 2, 3]);
-    const manifest = JSON.parse(readFileSync(join(cwd, "lake", "3", "manifest.json"), "utf8")) as { format: string; runs: number[] };
+    const manifest = JSON.parse(readFileSync(join(cwd, "lake", runDir(3), "manifest.json"), "utf8")) as { format: string; runs: number[] };
     expect(manifest).toMatchObject({ format: "parquet", runs: [3] });
   });
 
-  it("the nightly claims export recipe: the first night on an existing snapshot, a failed delivery night, the night after: folders 1/ ... N/, each equal to export --run N", async () => {
+  it("the nightly claims export recipe: the first night on an existing snapshot, a failed delivery night, the night after: folders 00000001/ ... 0000000N/, each equal to export --run N", async () => {
     const cwd = mkdtempSync(join(dir, "c-"));
     const env = { BENEFITS_BASE_URL: sb.baseUrl, BENEFITS_API_KEY: sb.keys.full, BENEFITS_DB: join(cwd, "snap.db"), BENEFITS_PII_KEY: "recipe-test-pii-key-0123456789" };
     // The recipe's command line, as printed (the window pinned for the sandbox's data).
@@ -108,7 +109,7 @@ describe("sync's outputs", () => {
     const db = new BetterSqlite3(env.BENEFITS_DB, { readonly: true });
     try {
       for (const run of [1, 2, 3, 4]) {
-        const folder = join(cwd, "claims-deltas", String(run));
+        const folder = join(cwd, "claims-deltas", runDir(run));
         const manifest = JSON.parse(readFileSync(join(folder, "manifest.json"), "utf8")) as { runs: number[]; files: { file: string; rows: number }[] };
         expect(manifest.runs).toEqual([run]);
         const claims = db.prepare("SELECT COUNT(*) FROM changes WHERE run_id = ? AND resource = 'claims'").pluck().get(run) as number;
@@ -116,7 +117,7 @@ describe("sync's outputs", () => {
         expect(manifest.files.find((f) => f.file === "members.csv")?.rows).toBe(0); // not walked: header only
         const e = await runCli(["export", "--run", String(run), "--out", "resend", "--quiet"], { env, cwd });
         expect(e.code, e.stderr).toBe(ExitCode.OK);
-        expect(folderFiles(folder)).toEqual(folderFiles(join(cwd, "resend", String(run))));
+        expect(folderFiles(folder)).toEqual(folderFiles(join(cwd, "resend", runDir(run))));
       }
       expect(db.prepare("SELECT COUNT(*) FROM changes WHERE run_id = 1 AND resource = 'claims'").pluck().get() as number).toBeGreaterThan(100);
     } finally {

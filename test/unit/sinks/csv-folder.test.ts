@@ -9,6 +9,7 @@ import { writeFolder } from "../../../src/sinks/files/folder-sink.js";
 import { OutputError } from "../../../src/sinks/output-error.js";
 import { tempStore, type TempStore } from "../../helpers/temp-store.js";
 import { baseData, csvObjects, failedRunWithChanges, parseCsv, runSync } from "./fixtures.js";
+import { runDir } from "../../helpers/run-folders.js";
 
 let cleanup: (() => void)[] = [];
 afterEach(() => {
@@ -75,8 +76,8 @@ describe("CSV delta folders", () => {
       expect(parseCsv(join(folder.dir, f.file))).toHaveLength(1);
       expect(text.toString("utf8")).toMatch(/^op,run_id,[^\r\n]+\r\n$/);
     }
-    expect(readFileSync(join(folder.dir, "members.csv"), "utf8")).toMatch(/^op,run_id,id,subscriberId,firstName,/);
-    expect(readFileSync(join(folder.dir, "claim_lines.csv"), "utf8")).toMatch(/^op,run_id,claim_id,index/);
+    expect(readFileSync(join(folder.dir, "members.csv"), "utf8")).toMatch(/^op,run_id,id,changed_fields,subscriberId,firstName,/);
+    expect(readFileSync(join(folder.dir, "claim_lines.csv"), "utf8")).toMatch(/^op,run_id,claim_id,line_no,code,amount\r\n/);
   });
 
   it("export of one run writes exactly its changes, the same bytes each time, failed runs included", async () => {
@@ -118,12 +119,12 @@ describe("CSV delta folders", () => {
     expect(d.status).toBe("delivered");
     expect(d.runs).toEqual([r1.runId, r2.runId, r3.runId]);
     const m2 = [r1, r2, r3].flatMap((r) =>
-      csvObjects(join(t.dir, "out", String(r.runId), "members.csv")).filter((x) => x.id === "m2").map((x) => `${x.op} ${x.run_id}`),
+      csvObjects(join(t.dir, "out", runDir(r.runId), "members.csv")).filter((x) => x.id === "m2").map((x) => `${x.op} ${x.run_id}`),
     );
     // Applied folder by folder, the rows give the history: inserted, deleted, inserted again.
     expect(m2).toEqual([`insert ${r1.runId}`, `delete ${r2.runId}`, `insert ${r3.runId}`]);
     for (const r of [r1, r2, r3]) {
-      const manifest = JSON.parse(readFileSync(join(t.dir, "out", String(r.runId), "manifest.json"), "utf8")) as { runId: number; runs: number[] };
+      const manifest = JSON.parse(readFileSync(join(t.dir, "out", runDir(r.runId), "manifest.json"), "utf8")) as { runId: number; runs: number[] };
       expect(manifest).toMatchObject({ runId: r.runId, runs: [r.runId] });
     }
   });
@@ -135,14 +136,14 @@ describe("CSV delta folders", () => {
     const out = join(t.dir, "out");
     // A folder as an older benefits-sync delivered it: runs 1 and 2 together, named after 2.
     writeFolder(t.db, out, csvFormat, { folderRun: r2.runId, runs: [r1.runId, r2.runId] });
-    const delivered = bytesOf(join(out, String(r2.runId)));
+    const delivered = bytesOf(join(out, runDir(r2.runId)));
     expect(() => writeRunCsv(t.db, r2.runId, out)).toThrow(OutputError);
     expect(() => writeRunCsv(t.db, r2.runId, out)).toThrow(/holds the deltas of runs 1, 2/);
-    expect(bytesOf(join(out, String(r2.runId)))).toEqual(delivered);
-    mkdirSync(join(out, String(r1.runId)));
-    writeFileSync(join(out, String(r1.runId), "notes.txt"), "mine");
+    expect(bytesOf(join(out, runDir(r2.runId)))).toEqual(delivered);
+    mkdirSync(join(out, runDir(r1.runId)));
+    writeFileSync(join(out, runDir(r1.runId), "notes.txt"), "mine");
     expect(() => writeRunCsv(t.db, r1.runId, out)).toThrow(/not a deltas folder/);
-    expect(readFileSync(join(out, String(r1.runId), "notes.txt"), "utf8")).toBe("mine");
+    expect(readFileSync(join(out, runDir(r1.runId), "notes.txt"), "utf8")).toBe("mine");
   });
 });
 

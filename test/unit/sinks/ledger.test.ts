@@ -8,6 +8,7 @@ import { deliver, deliverEach, pendingRuns } from "../../../src/sinks/ledger.js"
 import { readCompleteFolder } from "../../../src/sinks/files/manifest.js";
 import { tempStore, type TempStore } from "../../helpers/temp-store.js";
 import { baseData, csvObjects, failedRunWithChanges, runSync } from "./fixtures.js";
+import { runDir } from "../../helpers/run-folders.js";
 
 let cleanup: (() => void)[] = [];
 afterEach(() => {
@@ -76,7 +77,7 @@ describe("the delivery ledger", () => {
     const d3 = await deliverCsv(t.db, t.out, r3.runId);
     expect(d3).toMatchObject({ status: "delivered", runs: [r2.runId, r3.runId] });
     // Each run its own folder: the failed run's changes in its own.
-    const designs = csvObjects(join(t.out, String(r2.runId), "designs.csv"));
+    const designs = csvObjects(join(t.out, runDir(r2.runId), "designs.csv"));
     expect(designs).toEqual([expect.objectContaining({ op: "update", run_id: String(r2.runId), id: "d1", name: "Platinum" })]);
     expect(deliveredRows(t.out)).toEqual(recordedRows(t));
   });
@@ -103,7 +104,7 @@ describe("the delivery ledger", () => {
     const r2 = await runSync(t, data);
     const ok = await deliverCsv(t.db, t.out, r2.runId);
     expect(ok).toMatchObject({ status: "delivered", runs: [r1.runId, r2.runId] });
-    expect(readdirSync(t.out).filter((f) => !f.startsWith(".")).sort()).toEqual([String(r1.runId), String(r2.runId)].sort());
+    expect(readdirSync(t.out).filter((f) => !f.startsWith(".")).sort()).toEqual([runDir(r1.runId), runDir(r2.runId)]);
     expect(deliveredRows(t.out)).toEqual(recordedRows(t));
     const r3 = await runSync(t, data);
     expect(await deliverCsv(t.db, t.out, r3.runId)).toMatchObject({ status: "delivered", runs: [r3.runId] });
@@ -165,7 +166,7 @@ describe("the delivery ledger", () => {
     expect(pendingRuns(t.db, output, r3.runId)).toEqual([r2.runId, r3.runId]);
     const d = await deliverCsv(t.db, t.out, r3.runId);
     expect(d).toMatchObject({ status: "delivered", runs: [r2.runId, r3.runId] });
-    expect(d.values?.map((f) => f.dir)).toEqual([join(t.out, String(r2.runId)), join(t.out, String(r3.runId))]);
+    expect(d.values?.map((f) => f.dir)).toEqual([join(t.out, runDir(r2.runId)), join(t.out, runDir(r3.runId))]);
     const rows = t.db.prepare("SELECT for_run, runs, status FROM _deliveries ORDER BY delivery_id").all();
     expect(rows).toEqual([
       { for_run: r1.runId, runs: `[${r1.runId}]`, status: "delivered" },
@@ -189,9 +190,9 @@ describe("a crash between the CSV folder's rename and the ledger commit", () => 
     // The state a crash leaves: the folder renamed into place, the delivery still pending, its process gone.
     const { crashAfterWrite } = await import("./crash.js");
     await crashAfterWrite(t.path, t.out, r1.runId, "after-rename");
-    expect(existsSync(join(t.out, String(r1.runId), "manifest.json"))).toBe(true);
+    expect(existsSync(join(t.out, runDir(r1.runId), "manifest.json"))).toBe(true);
     expect(t.db.prepare("SELECT status FROM _deliveries").pluck().all()).toEqual(["pending"]);
-    const before = readFileSync(join(t.out, String(r1.runId), "members.csv"));
+    const before = readFileSync(join(t.out, runDir(r1.runId), "members.csv"));
 
     const data = baseData();
     data.members[1]!.firstName = "Zoe";
@@ -202,7 +203,7 @@ describe("a crash between the CSV folder's rename and the ledger commit", () => 
       { status: "delivered", runs: JSON.stringify([r1.runId]) },
       { status: "delivered", runs: JSON.stringify([r2.runId]) },
     ]);
-    expect(readFileSync(join(t.out, String(r1.runId), "members.csv"))).toEqual(before);
+    expect(readFileSync(join(t.out, runDir(r1.runId), "members.csv"))).toEqual(before);
     expect(deliveredRows(t.out)).toEqual(recordedRows(t));
   });
 
@@ -218,7 +219,7 @@ describe("a crash between the CSV folder's rename and the ledger commit", () => 
       { for_run: r1.runId, status: "delivered" },
       { for_run: r2.runId, status: "pending" },
     ]);
-    const second = readFileSync(join(t.out, String(r2.runId), "members.csv"));
+    const second = readFileSync(join(t.out, runDir(r2.runId), "members.csv"));
     const r3 = await runSync(t, data);
     const d3 = await deliverCsv(t.db, t.out, r3.runId);
     expect(d3).toMatchObject({ status: "delivered", runs: [r3.runId] });
@@ -227,7 +228,7 @@ describe("a crash between the CSV folder's rename and the ledger commit", () => 
       { for_run: r2.runId, status: "delivered" },
       { for_run: r3.runId, status: "delivered" },
     ]);
-    expect(readFileSync(join(t.out, String(r2.runId), "members.csv"))).toEqual(second);
+    expect(readFileSync(join(t.out, runDir(r2.runId), "members.csv"))).toEqual(second);
     expect(deliveredRows(t.out)).toEqual(recordedRows(t));
   });
 
@@ -236,7 +237,7 @@ describe("a crash between the CSV folder's rename and the ledger commit", () => 
     const r1 = await runSync(t, baseData());
     const { crashAfterWrite } = await import("./crash.js");
     await crashAfterWrite(t.path, t.out, r1.runId, "before-write");
-    expect(existsSync(join(t.out, String(r1.runId)))).toBe(false);
+    expect(existsSync(join(t.out, runDir(r1.runId)))).toBe(false);
     const r2 = await runSync(t, baseData());
     const d2 = await deliverCsv(t.db, t.out, r2.runId);
     expect(d2).toMatchObject({ status: "delivered", runs: [r1.runId, r2.runId] });
@@ -252,12 +253,12 @@ describe("a crash between the CSV folder's rename and the ledger commit", () => 
     const { crashAfterWrite } = await import("./crash.js");
     await crashAfterWrite(t.path, t.out, r1.runId, "after-rename");
     // A power loss can leave the rename durable and a file's data not: the hashes tell.
-    writeFileSync(join(t.out, String(r1.runId), "members.csv"), "");
+    writeFileSync(join(t.out, runDir(r1.runId), "members.csv"), "");
     const r2 = await runSync(t, baseData());
     const d2 = await deliverCsv(t.db, t.out, r2.runId);
     expect(d2).toMatchObject({ status: "delivered", runs: [r1.runId, r2.runId] });
     // Run 1's folder is written again whole, in place of the damaged copy.
-    expect(readCompleteFolder(join(t.out, String(r1.runId)))).toMatchObject({ runId: r1.runId, runs: [r1.runId] });
+    expect(readCompleteFolder(join(t.out, runDir(r1.runId)))).toMatchObject({ runId: r1.runId, runs: [r1.runId] });
     expect(deliveredRows(t.out)).toEqual(recordedRows(t));
   });
 
