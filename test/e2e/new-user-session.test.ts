@@ -14,6 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PLACEHOLDER_URL } from "../../src/cli/config-template.js";
 import { startCli, type CliRun } from "../helpers/cli-process.js";
 import { waitUntil } from "../helpers/wait.js";
+import { runDir } from "../helpers/run-folders.js";
 
 let dir: string;
 let sandbox: CliRun;
@@ -73,7 +74,7 @@ describe("a new user's first session", () => {
     const first = await cli("sync").done;
     expect(first.code, first.stderr).toBe(0);
     expect(existsSync(join(dir, "benefits-sync.db"))).toBe(true);
-    expect(existsSync(join(dir, "deltas", "1", "manifest.json")), "the folder sink init configured received run 1").toBe(true);
+    expect(existsSync(join(dir, "deltas", runDir(1), "manifest.json")), "the folder sink init configured received run 1").toBe(true);
 
     const advance = await cli("sandbox", "advance", "--url", url, "--days", "1").done;
     expect(advance.code, advance.stderr).toBe(0);
@@ -82,7 +83,7 @@ describe("a new user's first session", () => {
     expect(quiet.code, quiet.stderr).toBe(0);
     expect(quiet.stdout).toBe("");
     expect(quiet.stderr).toBe("");
-    expect(existsSync(join(dir, "deltas", "2", "manifest.json"))).toBe(true);
+    expect(existsSync(join(dir, "deltas", runDir(2), "manifest.json"))).toBe(true);
 
     await setFaults({ latencyMs: 1500 });
     try {
