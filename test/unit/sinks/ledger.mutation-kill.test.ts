@@ -108,4 +108,56 @@ describe("the delivery ledger, directly", () => {
     expect(byId.get(away)!.status).toBe("pending");
     expect(received(db)).toEqual([{ output: "o", run_id: 1, delivery_id: complete }]);
   });
+
+  it("a holder with only a pid or only a host, or this process's own delivery not being written now, is settled; the one being written is left", async () => {
+    const db = runs();
+    const pidOnly = pending(db, "o", 1, [1], JSON.stringify({ pid: process.pid }));
+    const hostOnly = pending(db, "o", 1, [1], JSON.stringify({ host: hostname() }));
+    const ownIdle = pending(db, "o", 2, [2], JSON.stringify({ pid: process.pid, host: hostname() }));
+    let during: { delivered: number[]; failed: number[] } | undefined;
+    let idleBeside = -1;
+    const o = await deliver(db, "p", 4, async () => {
+      // Delivery 4 is being written here; 5, recorded by this process too, is not.
+      idleBeside = pending(db, "p", 4, [4], JSON.stringify({ pid: process.pid, host: hostname() }));
+      during = await settleInterrupted(db, "p", () => false, now);
+      return "w";
+    }, now);
+    expect(o).toMatchObject({ status: "delivered", deliveryId: 4 });
+    expect(idleBeside).toBe(5);
+    expect(during).toEqual({ delivered: [], failed: [5] });
+    expect(await settleInterrupted(db, "o", () => false, now)).toEqual({ delivered: [], failed: [pidOnly, hostOnly, ownIdle] });
+  });
+
+  it("one run at a time skips the runs a live delivery holds and takes the next pending one", async () => {
+    const db = runs();
+    pending(db, "o", 1, [1], JSON.stringify({ pid: 5, host: "elsewhere" })); // begun just now on another host: live
+    const o = await deliver(db, "o", 4, (r) => r.join(","), now, { oneRun: true });
+    expect(o).toEqual({ status: "delivered", deliveryId: 2, runs: [2], value: "2" });
+    expect(deliveries(db)).toMatchObject([{ delivery_id: 1, status: "pending" }, { delivery_id: 2, for_run: 2, runs: "[2]", status: "delivered" }]);
+  });
+
+  it("a write that landed but could not be recorded says so (LEDGER) and stays pending for the next delivery to settle", async () => {
+    const db = runs();
+    db.exec("CREATE TRIGGER no_receipts BEFORE INSERT ON _delivered_runs BEGIN SELECT RAISE(ABORT, 'disk I/O error'); END");
+    const o = await deliver(db, "o", 1, () => "written", now);
+    expect(o).toEqual({
+      status: "failed",
+      deliveryId: 1,
+      runs: [1],
+      value: "written",
+      error: { code: "LEDGER", message: "the deltas were written, but the delivery could not be recorded (disk I/O error); the next delivery settles it" },
+    });
+    expect(deliveries(db)).toMatchObject([{ delivery_id: 1, status: "pending", finished_at: null }]);
+    expect(received(db)).toEqual([]);
+  });
+
+  it("a failed write whose failure cannot be recorded is left pending; deliveryOf on a snapshot with no ledger tables is undefined", async () => {
+    const db = runs();
+    db.exec("CREATE TRIGGER no_outcome BEFORE UPDATE ON _deliveries BEGIN SELECT RAISE(ABORT, 'locked'); END");
+    const o = await deliver(db, "o", 1, () => { throw new Error("no room"); }, now);
+    expect(o).toEqual({ status: "failed", deliveryId: 1, runs: [1], error: { code: "DELIVERY", message: "no room" } });
+    expect(deliveries(db)).toMatchObject([{ delivery_id: 1, status: "pending", error: null }]);
+    db.exec("DROP TABLE _delivered_runs");
+    expect(deliveryOf(db, "o", 1)).toBeUndefined();
+  });
 });
