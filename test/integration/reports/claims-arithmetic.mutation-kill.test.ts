@@ -98,4 +98,21 @@ describe("reconcile's claims arithmetic", () => {
     expect(r.claims.holds).toBe(false);
     expect(r.arithmeticHolds).toBe(false);
   });
+
+  it("a group whose only claim came and went between A and B has no row by group (nothing at either end)", async () => {
+    const t = setup();
+    out = mkdtempSync(join(tmpdir(), "bsync-claims-"));
+    const k1 = claim("k1", "pending", "100.00", "90.00", "0.00");
+    let d = data([k1]);
+    const source = memorySource(() => d);
+    await syncStarted({ source, store: t.store, claimsWindow: window });
+    d = data([k1, claim("k5", "pending", "70.00", "60.00", "0.00", "G2")]);
+    await syncStarted({ source, store: t.store, claimsWindow: window });
+    d = data([k1]);
+    expect((await syncStarted({ source, store: t.store, claimsWindow: window })).status).toBe("succeeded");
+    const r = reconcile(t.db, { from: "1", to: "3", outDir: join(out, "ok") });
+    const k1At = { count: 1, billed: "100.00", allowed: "90.00", paid: "0.00" };
+    expect(r.claims.byGroup).toEqual([{ groupId: "G1", status: "pending", from: k1At, to: k1At }]);
+    expect(r.claims.holds).toBe(true);
+  });
 });
