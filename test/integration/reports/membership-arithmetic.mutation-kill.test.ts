@@ -8,6 +8,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { tmpdir } from "node:os";
 import { afterEach, describe, expect, it } from "vitest";
+import { classify } from "../../../src/reports/membership.js";
 import { reconcile } from "../../../src/reports/reconcile.js";
 import { memorySource, type MemoryData } from "../../helpers/memory-source.js";
 import { syncStarted, useTempStores } from "../../helpers/temp-store.js";
@@ -84,5 +85,18 @@ describe("reconcile's membership arithmetic", () => {
     ]);
     expect(r.members.holds).toBe(true);
     expect(r.arithmeticHolds).toBe(false);
+  });
+
+  it("classify: each movement kind from the two statuses, a missing status counting as not terminated", () => {
+    const at = (status: string | null) => ({ status });
+    expect(classify(undefined, at("active"))).toBe("addition");
+    expect(classify(at("active"), undefined)).toBe("deletion");
+    expect(classify(at("active"), at("terminated"))).toBe("termination");
+    expect(classify(at(null), at("terminated"))).toBe("termination");
+    expect(classify(at("terminated"), at("active"))).toBe("reinstatement");
+    expect(classify(at("terminated"), at(null))).toBe("reinstatement");
+    expect(classify(at("active"), at("pending"))).toBe("change");
+    expect(classify(at("terminated"), at("terminated"))).toBe("change");
+    expect(classify(at(null), at(null))).toBe("change");
   });
 });
