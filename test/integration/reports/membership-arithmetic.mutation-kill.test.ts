@@ -4,7 +4,7 @@
  * added with its member and one deleted with its member. Every figure is written out here; then a
  * corrupt version that breaks one cell must fail the arithmetic.
  */
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { tmpdir } from "node:os";
 import { afterEach, describe, expect, it } from "vitest";
@@ -15,7 +15,7 @@ import { syncStarted, useTempStores } from "../../helpers/temp-store.js";
 
 const window = { from: "2026-01-01", to: "2026-03-31" };
 const cov = (id: string, planId: string, status: string, endDate: string | null = null) => ({ id, groupId: "G1", groupPolicyId: "GP1", planId, status, startDate: "2026-01-01", endDate });
-const member = (id: string, coverages: Record<string, unknown>[]) => ({ id, firstName: "A", lastName: id, coverages });
+const member = (id: string, coverages: Record<string, unknown>[], lastName = id) => ({ id, firstName: "A", lastName, coverages });
 const data = (members: Record<string, unknown>[]): MemoryData => ({
   designs: [{ id: "d1", name: "Gold", planType: "PPO" }],
   groups: [{ id: "gp1", groupId: "G1", sponsorName: "Acme", plans: [{ id: "p1", name: "Gold", basePlanDesignId: "d1" }, { id: "p2", name: "Silver", basePlanDesignId: "d1" }] }],
@@ -98,5 +98,46 @@ describe("reconcile's membership arithmetic", () => {
     expect(classify(at("active"), at("pending"))).toBe("change");
     expect(classify(at("terminated"), at("terminated"))).toBe("change");
     expect(classify(at(null), at(null))).toBe("change");
+  });
+
+  it("writes one eligibility event per movement, with its 834 code, effective date and changed fields, and a 030 audit row per coverage at B", async () => {
+    const t = setup();
+    out = mkdtempSync(join(tmpdir(), "bsync-membership-"));
+    let d = data([
+      member("m1", [cov("c1", "p1", "active")]),
+      member("m2", [cov("c2", "p1", "terminated", "2026-01-31")]),
+      member("m3", [cov("c3", "p1", "active")]),
+      member("m4", [cov("c4", "p1", "active")]),
+      member("m6", [cov("c6", "p1", "active")]),
+    ]);
+    const source = memorySource(() => d);
+    await syncStarted({ source, store: t.store, claimsWindow: window });
+    d = data([
+      member("m1", [cov("c1", "p1", "terminated", "2026-02-28")]),
+      member("m2", [cov("c2", "p1", "active")]),
+      member("m3", [cov("c3", "p2", "active")]),
+      member("m5", [cov("c5", "p2", "active")]),
+      member("m6", [cov("c6", "p1", "active")], "Renamed"), // the member changes, not the coverage
+    ]);
+    await syncStarted({ source, store: t.store, claimsWindow: window });
+    // The dates the runs were observed on, fixed here: a change or a deletion takes effect then.
+    t.db.prepare("UPDATE _runs SET started_at = CASE run_id WHEN 1 THEN '2026-02-01T08:00:00.000Z' ELSE '2026-03-01T08:00:00.000Z' END").run();
+    reconcile(t.db, { from: "1", to: "2", outDir: join(out, "ok") });
+    const rows = (name: string) => readFileSync(join(out, "ok", name), "utf8").trim().split("\r\n").slice(1); // CSV lines end in CRLF (RFC 4180)
+    expect(rows("eligibility-changes.csv")).toEqual([
+      "024,termination,,2026-02-28,m1,,,m1,A,,c1,G1,GP1,p1,active,terminated,2026-01-01,2026-02-28,endDate status,2",
+      "025,reinstatement,,2026-01-01,m2,,,m2,A,,c2,G1,GP1,p1,terminated,active,2026-01-01,,endDate status,2",
+      "001,change,,2026-03-01,m3,,,m3,A,,c3,G1,GP1,p2,active,active,2026-01-01,,planId,2",
+      "024,deletion,deleted at the service,2026-03-01,m4,,,m4,A,,c4,G1,GP1,p1,active,,2026-01-01,,,2",
+      "021,addition,,2026-01-01,m5,,,m5,A,,c5,G1,GP1,p2,,active,2026-01-01,,,2",
+      "001,change,member record,2026-03-01,m6,,,Renamed,A,,c6,G1,GP1,p1,active,active,2026-01-01,,member.lastName,2",
+    ]);
+    expect(rows("eligibility-audit.csv")).toEqual([
+      "030,audit,,2026-01-01,m1,,,m1,A,,c1,G1,GP1,p1,,terminated,2026-01-01,2026-02-28,,",
+      "030,audit,,2026-01-01,m2,,,m2,A,,c2,G1,GP1,p1,,active,2026-01-01,,,",
+      "030,audit,,2026-01-01,m3,,,m3,A,,c3,G1,GP1,p2,,active,2026-01-01,,,",
+      "030,audit,,2026-01-01,m5,,,m5,A,,c5,G1,GP1,p2,,active,2026-01-01,,,",
+      "030,audit,,2026-01-01,m6,,,Renamed,A,,c6,G1,GP1,p1,,active,2026-01-01,,,",
+    ]);
   });
 });
