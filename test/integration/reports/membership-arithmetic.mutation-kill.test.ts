@@ -28,14 +28,17 @@ describe("reconcile's membership arithmetic", () => {
   let out = "";
   afterEach(() => rmSync(out, { recursive: true, force: true }));
 
-  async function history() {
+  /** `renamed`: also m6, whose member record changes while its coverage does not. */
+  async function history(renamed = false) {
     const t = setup();
     out = mkdtempSync(join(tmpdir(), "bsync-membership-"));
+    const m6 = (lastName: string) => (renamed ? [member("m6", [cov("c6", "p1", "active")], lastName)] : []);
     let d = data([
       member("m1", [cov("c1", "p1", "active")]),
       member("m2", [cov("c2", "p1", "terminated", "2026-01-31")]),
       member("m3", [cov("c3", "p1", "active")]),
       member("m4", [cov("c4", "p1", "active")]),
+      ...m6("m6"),
     ]);
     const source = memorySource(() => d);
     await syncStarted({ source, store: t.store, claimsWindow: window });
@@ -44,6 +47,7 @@ describe("reconcile's membership arithmetic", () => {
       member("m2", [cov("c2", "p1", "active")]), // reinstatement
       member("m3", [cov("c3", "p2", "active")]), // change: moves plan
       member("m5", [cov("c5", "p2", "active")]), // addition, with its member
+      ...m6("Renamed"),
     ]); // m4 and c4: deletion
     expect((await syncStarted({ source, store: t.store, claimsWindow: window })).status).toBe("succeeded");
     return t;
@@ -101,25 +105,7 @@ describe("reconcile's membership arithmetic", () => {
   });
 
   it("writes one eligibility event per movement, with its 834 code, effective date and changed fields, and a 030 audit row per coverage at B", async () => {
-    const t = setup();
-    out = mkdtempSync(join(tmpdir(), "bsync-membership-"));
-    let d = data([
-      member("m1", [cov("c1", "p1", "active")]),
-      member("m2", [cov("c2", "p1", "terminated", "2026-01-31")]),
-      member("m3", [cov("c3", "p1", "active")]),
-      member("m4", [cov("c4", "p1", "active")]),
-      member("m6", [cov("c6", "p1", "active")]),
-    ]);
-    const source = memorySource(() => d);
-    await syncStarted({ source, store: t.store, claimsWindow: window });
-    d = data([
-      member("m1", [cov("c1", "p1", "terminated", "2026-02-28")]),
-      member("m2", [cov("c2", "p1", "active")]),
-      member("m3", [cov("c3", "p2", "active")]),
-      member("m5", [cov("c5", "p2", "active")]),
-      member("m6", [cov("c6", "p1", "active")], "Renamed"), // the member changes, not the coverage
-    ]);
-    await syncStarted({ source, store: t.store, claimsWindow: window });
+    const t = await history(true);
     // The dates the runs were observed on, fixed here: a change or a deletion takes effect then.
     t.db.prepare("UPDATE _runs SET started_at = CASE run_id WHEN 1 THEN '2026-02-01T08:00:00.000Z' ELSE '2026-03-01T08:00:00.000Z' END").run();
     reconcile(t.db, { from: "1", to: "2", outDir: join(out, "ok") });
