@@ -1,0 +1,66 @@
+/**
+ * What a finished walk would delete before the sync confirms it (`deleteCandidates`), asked
+ * directly on a snapshot whose versions, seen ids and run state are written here: members no
+ * complete group walk listed, and the children their parents no longer list. A scope that reads
+ * again (a lookup by id, a confirmation) never stands for a complete walk of its group.
+ */
+import { describe, expect, it } from "vitest";
+import type { Checkpoints } from "../../../src/store/checkpoints.js";
+import { deleteCandidates } from "../../../src/store/delete-plan.js";
+import type { ActiveRun } from "../../../src/store/run-state.js";
+import { scopeOf, type Scope } from "../../../src/store/scopes.js";
+import { SeenIds } from "../../../src/store/seen-ids.js";
+import { useTempStores } from "../../helpers/temp-store.js";
+
+describe("delete candidates", () => {
+  const setup = useTempStores();
+
+  function snapshot() {
+    const { db } = setup();
+    const version = (r: string, id: string, part: string | null, data: Record<string, unknown>, ended = false) =>
+      Number(
+        db
+          .prepare(`INSERT INTO _${r}_v (id, valid_from_run, valid_to_run, op, ended_by, part, hash, data) VALUES (?, 1, ?, 'insert', ?, ?, 'h', ?)`)
+          .run(id, ended ? 2 : null, ended ? "update" : null, part, JSON.stringify({ id, ...data })).lastInsertRowid,
+      );
+    for (const m of ["m1", "m2", "m3", "m4"]) version("members", m, null, {});
+    version("coverages", "c1", "m1", { groupId: "G1" });
+    version("coverages", "c2", "m2", { groupId: "G2" });
+    const gone = db.prepare("INSERT INTO _child_gone (resource, vid, scope) VALUES (?, ?, 'x')");
+    gone.run("coverages", version("coverages", "c8", "m4", { groupId: "G1" }));
+    gone.run("coverages", version("coverages", "c9", "m4", {})); // no group
+    gone.run("coverages", version("coverages", "c7", "m4", { groupId: "G1" }, true)); // an old version: not pending
+    gone.run("plans", version("plans", "p1", "g1", {}));
+    const seen = new SeenIds(db);
+    seen.firstSightings("members", '["m4"]');
+    return { db, seen };
+  }
+  const run = (scopes: Scope[], fresh: string[] = []) =>
+    ({ runId: 1, scopes: new Map(scopes.map((s) => [s.key, s])), fresh: new Set(fresh), quarantinedByScope: new Map() }) as unknown as ActiveRun;
+  const checkpoints = (complete: Scope[]) => ({ complete: () => new Set(complete.map((s) => s.key)), tallies: () => new Map() }) as unknown as Checkpoints;
+
+  it("members: one whose every group was walked completely; not one in a group walked in part, nor one with no coverage while a group is unfinished", () => {
+    const { db, seen } = snapshot();
+    const g1 = scopeOf("members", { groupId: "G1" });
+    const g2 = scopeOf("members", { groupId: "G2" });
+    expect(deleteCandidates(db, run([g1, g2]), seen, checkpoints([g1]))).toEqual({
+      members: ["m1"],
+      coverages: [{ id: "c8", groupId: "G1" }, { id: "c9", groupId: null }],
+      plans: ["p1"],
+    });
+    // Both groups complete: m2 too, and m3 (no coverage) once every member scope is complete.
+    expect(deleteCandidates(db, run([g1, g2]), seen, checkpoints([g1, g2])).members).toEqual(["m1", "m2", "m3"]);
+    // Nothing stored before the chain began, or no group complete: no member is proven gone.
+    expect(deleteCandidates(db, run([g1, g2], ["members"]), seen, checkpoints([g1, g2])).members).toEqual([]);
+    expect(deleteCandidates(db, run([g1, g2]), seen, checkpoints([])).members).toEqual([]);
+  });
+
+  it("a lookup by id or a confirmation read of a group, even complete, does not stand for that group's walk", () => {
+    const { db, seen } = snapshot();
+    const g1 = scopeOf("members", { groupId: "G1" });
+    const g2 = scopeOf("members", { groupId: "G2" });
+    for (const again of [scopeOf("members", { groupId: "G2", id: "m2" }), scopeOf("members", { groupId: "G2", confirm: "c2" })]) {
+      expect(deleteCandidates(db, run([g1, g2, again]), seen, checkpoints([g1, again])).members, again.key).toEqual(["m1"]);
+    }
+  });
+});
