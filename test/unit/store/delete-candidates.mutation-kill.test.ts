@@ -5,11 +5,10 @@
  * again (a lookup by id, a confirmation) never stands for a complete walk of its group.
  */
 import { describe, expect, it } from "vitest";
-import type { Checkpoints } from "../../../src/store/checkpoints.js";
 import { deleteCandidates } from "../../../src/store/delete-plan.js";
-import type { ActiveRun } from "../../../src/store/run-state.js";
 import { scopeOf, type Scope } from "../../../src/store/scopes.js";
 import { SeenIds } from "../../../src/store/seen-ids.js";
+import { handCheckpoints, handRun, noteChildGone, storeVersion } from "../../helpers/hand-run.js";
 import { useTempStores } from "../../helpers/temp-store.js";
 
 describe("delete candidates", () => {
@@ -17,27 +16,19 @@ describe("delete candidates", () => {
 
   function snapshot() {
     const { db } = setup();
-    const version = (r: string, id: string, part: string | null, data: Record<string, unknown>, ended = false) =>
-      Number(
-        db
-          .prepare(`INSERT INTO _${r}_v (id, valid_from_run, valid_to_run, op, ended_by, part, hash, data) VALUES (?, 1, ?, 'insert', ?, ?, 'h', ?)`)
-          .run(id, ended ? 2 : null, ended ? "update" : null, part, JSON.stringify({ id, ...data })).lastInsertRowid,
-      );
-    for (const m of ["m1", "m2", "m3", "m4"]) version("members", m, null, {});
-    version("coverages", "c1", "m1", { groupId: "G1" });
-    version("coverages", "c2", "m2", { groupId: "G2" });
-    const gone = db.prepare("INSERT INTO _child_gone (resource, vid, scope) VALUES (?, ?, 'x')");
-    gone.run("coverages", version("coverages", "c8", "m4", { groupId: "G1" }));
-    gone.run("coverages", version("coverages", "c9", "m4", {})); // no group
-    gone.run("coverages", version("coverages", "c7", "m4", { groupId: "G1" }, true)); // an old version: not pending
-    gone.run("plans", version("plans", "p1", "g1", {}));
+    for (const m of ["m1", "m2", "m3", "m4"]) storeVersion(db, "members", m, null, {});
+    storeVersion(db, "coverages", "c1", "m1", { groupId: "G1" });
+    storeVersion(db, "coverages", "c2", "m2", { groupId: "G2" });
+    noteChildGone(db, "coverages", storeVersion(db, "coverages", "c8", "m4", { groupId: "G1" }));
+    noteChildGone(db, "coverages", storeVersion(db, "coverages", "c9", "m4", {})); // no group
+    noteChildGone(db, "coverages", storeVersion(db, "coverages", "c7", "m4", { groupId: "G1" }, true)); // an old version: not pending
+    noteChildGone(db, "plans", storeVersion(db, "plans", "p1", "g1", {}));
     const seen = new SeenIds(db);
     seen.firstSightings("members", '["m4"]');
     return { db, seen };
   }
-  const run = (scopes: Scope[], fresh: string[] = []) =>
-    ({ runId: 1, scopes: new Map(scopes.map((s) => [s.key, s])), fresh: new Set(fresh), quarantinedByScope: new Map() }) as unknown as ActiveRun;
-  const checkpoints = (complete: Scope[]) => ({ complete: () => new Set(complete.map((s) => s.key)), tallies: () => new Map() }) as unknown as Checkpoints;
+  const run = (scopes: Scope[], fresh: string[] = []) => handRun(scopes, { fresh });
+  const checkpoints = (complete: Scope[]) => handCheckpoints(complete);
 
   it("members: one whose every group was walked completely; not one in a group walked in part, nor one with no coverage while a group is unfinished", () => {
     const { db, seen } = snapshot();
