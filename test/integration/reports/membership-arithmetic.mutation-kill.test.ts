@@ -4,6 +4,7 @@
  * added with its member and one deleted with its member. Every figure is written out here; then a
  * corrupt version that breaks one cell must fail the arithmetic.
  */
+import type { Database } from "better-sqlite3";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { tmpdir } from "node:os";
@@ -22,6 +23,13 @@ const data = (members: Record<string, unknown>[]): MemoryData => ({
   members,
   claims: [],
 });
+
+/** A copy of `id`'s version at run 1 under `newId`, current at A only, that no recorded change explains. */
+function corruptCopy(db: Database, resource: "coverages" | "members", id: string, newId: string): void {
+  const cols = (db.prepare(`SELECT name FROM pragma_table_info('_${resource}_v') WHERE name <> 'vid'`).pluck().all() as string[]).map((c) => `"${c}"`);
+  const value = (c: string) => (c === '"id"' ? `'${newId}'` : c === '"valid_to_run"' ? "2" : c === '"ended_by"' ? "NULL" : c === '"hash"' ? "'corrupt'" : c);
+  db.prepare(`INSERT INTO _${resource}_v (${cols.join(", ")}) SELECT ${cols.map(value).join(", ")} FROM _${resource}_v WHERE id = ? AND valid_from_run = 1`).run(id);
+}
 
 describe("reconcile's membership arithmetic", () => {
   const setup = useTempStores();
@@ -78,9 +86,7 @@ describe("reconcile's membership arithmetic", () => {
 
   it("a coverage counted at A that no move explains fails its cell and the arithmetic", async () => {
     const t = await history();
-    const cols = (t.db.prepare("SELECT name FROM pragma_table_info('_coverages_v') WHERE name <> 'vid'").pluck().all() as string[]).map((c) => `"${c}"`);
-    const value = (c: string) => (c === '"id"' ? "'c9'" : c === '"valid_to_run"' ? "2" : c === '"ended_by"' ? "NULL" : c === '"hash"' ? "'corrupt'" : c);
-    t.db.prepare(`INSERT INTO _coverages_v (${cols.join(", ")}) SELECT ${cols.map(value).join(", ")} FROM _coverages_v WHERE id = 'c3' AND valid_from_run = 1`).run();
+    corruptCopy(t.db, "coverages", "c3", "c9");
     const r = reconcile(t.db, { from: "1", to: "2", outDir: join(out, "broken") });
     expect(r.coverages.cells.map((c) => [c.planId, c.status, c.from, c.to, c.holds])).toEqual([
       ["p1", "active", 4, 1, false],
@@ -108,7 +114,8 @@ describe("reconcile's membership arithmetic", () => {
     const t = await history(true);
     // The dates the runs were observed on, fixed here: a change or a deletion takes effect then.
     t.db.prepare("UPDATE _runs SET started_at = CASE run_id WHEN 1 THEN '2026-02-01T08:00:00.000Z' ELSE '2026-03-01T08:00:00.000Z' END").run();
-    reconcile(t.db, { from: "1", to: "2", outDir: join(out, "ok") });
+    const r = reconcile(t.db, { from: "1", to: "2", outDir: join(out, "ok") });
+    expect(r.eligibility).toEqual({ changes: 6, audit: 5 });
     const rows = (name: string) => readFileSync(join(out, "ok", name), "utf8").trim().split("\r\n").slice(1); // CSV lines end in CRLF (RFC 4180)
     expect(rows("eligibility-changes.csv")).toEqual([
       "024,termination,,2026-02-28,m1,,,m1,A,,c1,G1,GP1,p1,active,terminated,2026-01-01,2026-02-28,endDate status,2",
@@ -124,6 +131,85 @@ describe("reconcile's membership arithmetic", () => {
       "030,audit,,2026-01-01,m3,,,m3,A,,c3,G1,GP1,p2,,active,2026-01-01,,,",
       "030,audit,,2026-01-01,m5,,,m5,A,,c5,G1,GP1,p2,,active,2026-01-01,,,",
       "030,audit,,2026-01-01,m6,,,Renamed,A,,c6,G1,GP1,p1,,active,2026-01-01,,,",
+    ]);
+  });
+
+  it("a member counted at A that no move explains fails the members' arithmetic", async () => {
+    const t = await history();
+    corruptCopy(t.db, "members", "m1", "m9");
+    const r = reconcile(t.db, { from: "1", to: "2", outDir: join(out, "broken") });
+    expect(r.members).toEqual({ from: 5, to: 4, added: 1, deleted: 1, changed: 0, holds: false });
+    expect(r.arithmeticHolds).toBe(false);
+  });
+
+  it("three runs, two groups: cells ordered by group then plan then status, a status seen only between A and B left out, a coverage missing its status counted as (none), each cell with one kind of move kept", async () => {
+    const t = setup();
+    out = mkdtempSync(join(tmpdir(), "bsync-membership-"));
+    // The groups' policy ids sort the other way round from their group numbers.
+    const c = (id: string, groupId: "G1" | "G2", planId: string, status: string | null, endDate: string | null = null) =>
+      ({ id, groupId, groupPolicyId: groupId === "G1" ? "GP9" : "GP1", planId, status, startDate: "2026-01-01", endDate });
+    const groups = [
+      { id: "GP9", groupId: "G1", sponsorName: "Acme", plans: [] },
+      { id: "GP1", groupId: "G2", sponsorName: "Zeta", plans: [] },
+    ];
+    const atA = [
+      member("m0", [c("c9", "G2", "p3", "active")], "Zero"),
+      member("m1", [c("c1", "G2", "p1", "terminated", "2026-01-31")]),
+      member("m2", [c("c2", "G1", "p0", "pending")]),
+      member("m4", [c("c4", "G1", "p2", null, "2026-05-01")]),
+      member("m6", [c("c6", "G1", "p4", "active")]),
+    ];
+    let d: MemoryData = { designs: [], groups, members: atA, claims: [] };
+    const source = memorySource(() => d);
+    const run = async () => expect((await syncStarted({ source, store: t.store, claimsWindow: window })).status).toBe("succeeded");
+    await run();
+    d = { ...d, members: [...atA, member("m5", [c("c5", "G1", "p2", "suspended")])] }; // m5 and c5 in run 2 only
+    await run();
+    d = {
+      ...d,
+      members: [
+        member("m0", [c("c9", "G2", "p3", "active")], "Renamed"), // the member record changes, its coverage does not
+        member("m1", [c("c1", "G2", "p1", "active")]), // reinstatement: moves out of (p1, terminated) into (p1, active)
+        member("m3", [c("c3", "G1", "p2", "active")]), // addition; m2 and c2 (p0, pending) deleted
+        member("m4", [c("c4", "G1", "p2", null, "2026-06-30")]), // change within its cell
+        member("m6", [c("c6", "G1", "p4", "pending")]), // change: moves from (p4, active) to (p4, pending)
+      ],
+    };
+    await run();
+    const r = reconcile(t.db, { from: "1", to: "3", outDir: join(out, "ok") });
+    const cell = (groupId: string, planId: string, status: string, from: number, added: number, deleted: number, movedIn: number, movedOut: number, to: number) =>
+      ({ groupPolicyId: groupId === "G1" ? "GP9" : "GP1", groupId, planId, status, from, added, deleted, movedIn, movedOut, to, holds: true });
+    expect(r.coverages.cells).toEqual([
+      cell("G1", "p0", "pending", 1, 0, 1, 0, 0, 0),
+      cell("G1", "p2", "(none)", 1, 0, 0, 0, 0, 1),
+      cell("G1", "p2", "active", 0, 1, 0, 0, 0, 1),
+      cell("G1", "p4", "active", 1, 0, 0, 0, 1, 0),
+      cell("G1", "p4", "pending", 0, 0, 0, 1, 0, 1),
+      cell("G2", "p1", "active", 0, 0, 0, 1, 0, 1),
+      cell("G2", "p1", "terminated", 1, 0, 0, 0, 1, 0),
+      cell("G2", "p3", "active", 1, 0, 0, 0, 0, 1),
+    ]);
+    expect(r.coverages.byStatus).toEqual([
+      { status: "(none)", from: 1, to: 1 },
+      { status: "active", from: 2, to: 3 },
+      { status: "pending", from: 1, to: 1 },
+      { status: "terminated", from: 1, to: 0 },
+    ]);
+    expect(r.coverages.statusChanges).toEqual([
+      { from: "active", to: "pending", count: 1 },
+      { from: "terminated", to: "active", count: 1 },
+    ]);
+    expect(r.coverages.movement).toEqual({ addition: 1, termination: 0, reinstatement: 1, change: 3, deletion: 1 });
+    expect(r.members).toEqual({ from: 5, to: 5, added: 1, deleted: 1, changed: 1, holds: true });
+    // Events by member, then coverage: m0's member-record change first, though it is found last.
+    const events = readFileSync(join(out, "ok", "eligibility-changes.csv"), "utf8").trim().split("\r\n").slice(1);
+    expect(events.map((e) => e.split(",").slice(0, 3).concat(e.split(",")[4]!, e.split(",")[10]!).join(" "))).toEqual([
+      "001 change member record m0 c9",
+      "025 reinstatement  m1 c1",
+      "024 deletion deleted at the service m2 c2",
+      "021 addition  m3 c3",
+      "001 change  m4 c4",
+      "001 change  m6 c6",
     ]);
   });
 });
