@@ -155,7 +155,7 @@ describe("reconcile's membership arithmetic", () => {
     const atA = [
       member("m0", [c("c9", "G2", "p3", "active")], "Zero"),
       member("m1", [c("c1", "G2", "p1", "terminated", "2026-01-31")]),
-      member("m2", [c("c2", "G1", "p0", "pending")]),
+      member("m2", [c("c2", "G1", "p0", "pending", "2026-04-30")]),
       member("m4", [c("c4", "G1", "p2", null, "2026-05-01")]),
       member("m6", [c("c6", "G1", "p4", "active")]),
     ];
@@ -163,7 +163,9 @@ describe("reconcile's membership arithmetic", () => {
     const source = memorySource(() => d);
     const run = async () => expect((await syncStarted({ source, store: t.store, claimsWindow: window })).status).toBe("succeeded");
     await run();
-    d = { ...d, members: [...atA, member("m5", [c("c5", "G1", "p2", "suspended")])] }; // m5 and c5 in run 2 only
+    const m6 = (lastName: string) => member("m6", [c("c6", "G1", "p4", "pending")], lastName); // its coverage changes at run 2, the member at 3
+    // m5 and c5 in run 2 only.
+    d = { ...d, members: [...atA.filter((m) => m.id !== "m6"), m6("m6"), member("m5", [c("c5", "G1", "p2", "suspended")])] };
     await run();
     d = {
       ...d,
@@ -172,10 +174,11 @@ describe("reconcile's membership arithmetic", () => {
         member("m1", [c("c1", "G2", "p1", "active")]), // reinstatement: moves out of (p1, terminated) into (p1, active)
         member("m3", [c("c3", "G1", "p2", "active")]), // addition; m2 and c2 (p0, pending) deleted
         member("m4", [c("c4", "G1", "p2", null, "2026-06-30")]), // change within its cell
-        member("m6", [c("c6", "G1", "p4", "pending")]), // change: moves from (p4, active) to (p4, pending)
+        m6("Six"), // change: moves from (p4, active) to (p4, pending); one event, though the member changed too
       ],
     };
     await run();
+    t.db.prepare("UPDATE _runs SET started_at = '2026-0' || run_id || '-10T08:00:00.000Z'").run();
     const r = reconcile(t.db, { from: "1", to: "3", outDir: join(out, "ok") });
     const cell = (groupId: string, planId: string, status: string, from: number, added: number, deleted: number, movedIn: number, movedOut: number, to: number) =>
       ({ groupPolicyId: groupId === "G1" ? "GP9" : "GP1", groupId, planId, status, from, added, deleted, movedIn, movedOut, to, holds: true });
@@ -200,16 +203,17 @@ describe("reconcile's membership arithmetic", () => {
       { from: "terminated", to: "active", count: 1 },
     ]);
     expect(r.coverages.movement).toEqual({ addition: 1, termination: 0, reinstatement: 1, change: 3, deletion: 1 });
-    expect(r.members).toEqual({ from: 5, to: 5, added: 1, deleted: 1, changed: 1, holds: true });
+    expect(r.members).toEqual({ from: 5, to: 5, added: 1, deleted: 1, changed: 2, holds: true });
     // Events by member, then coverage: m0's member-record change first, though it is found last.
+    // Effective: a change on the date of the run that saw it (c6's at run 2), a deletion on its end date.
     const events = readFileSync(join(out, "ok", "eligibility-changes.csv"), "utf8").trim().split("\r\n").slice(1);
-    expect(events.map((e) => e.split(",").slice(0, 3).concat(e.split(",")[4]!, e.split(",")[10]!).join(" "))).toEqual([
-      "001 change member record m0 c9",
-      "025 reinstatement  m1 c1",
-      "024 deletion deleted at the service m2 c2",
-      "021 addition  m3 c3",
-      "001 change  m4 c4",
-      "001 change  m6 c6",
+    expect(events.map((e) => [0, 1, 2, 3, 4, 10, 18].map((i) => e.split(",")[i]).join("|"))).toEqual([
+      "001|change|member record|2026-03-10|m0|c9|member.lastName",
+      "025|reinstatement||2026-01-01|m1|c1|endDate status",
+      "024|deletion|deleted at the service|2026-04-30|m2|c2|",
+      "021|addition||2026-01-01|m3|c3|",
+      "001|change||2026-03-10|m4|c4|endDate",
+      "001|change||2026-02-10|m6|c6|status member.lastName",
     ]);
   });
 });
