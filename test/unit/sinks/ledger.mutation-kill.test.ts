@@ -160,4 +160,49 @@ describe("the delivery ledger, directly", () => {
     db.exec("DROP TABLE _delivered_runs");
     expect(deliveryOf(db, "o", 1)).toBeUndefined();
   });
+
+  it("a delivery first settles an interrupted one as failed and carries its runs again; one run at a time takes the oldest even when a later one is held", async () => {
+    const db = runs();
+    pending(db, "o", 1, [1], JSON.stringify({ pid: GONE_PID, host: hostname() })); // interrupted
+    pending(db, "o", 4, [4], JSON.stringify({ pid: 5, host: "elsewhere" })); // begun just now on another host: live
+    const o = await deliver(db, "o", 4, (r) => r.join(","), now, { oneRun: true });
+    expect(o).toEqual({ status: "delivered", deliveryId: 3, runs: [1], value: "1" });
+    expect(deliveries(db)).toMatchObject([{ delivery_id: 1, status: "failed" }, { delivery_id: 2, status: "pending" }, { delivery_id: 3, runs: "[1]", status: "delivered" }]);
+  });
+
+  it("without a clock given, each call records the time it runs at", async () => {
+    const db = runs();
+    expect(await deliver(db, "o", 1, () => "w")).toMatchObject({ status: "delivered", runs: [1] });
+    expect(await deliverEach(db, "o", 2, () => "w")).toMatchObject({ status: "delivered", runs: [2] });
+    pending(db, "o", 4, [4], JSON.stringify({ pid: GONE_PID, host: hostname() }));
+    expect(await settleInterrupted(db, "o", () => false)).toEqual({ delivered: [], failed: [3] });
+    for (const r of deliveries(db) as { started_at: string; finished_at: string }[]) expect(Number.isNaN(Date.parse(r.finished_at))).toBe(false);
+  });
+
+  it("an interrupted delivery another process settled meanwhile is left as it is", async () => {
+    const db = runs();
+    const id = pending(db, "o", 1, [1], JSON.stringify({ pid: GONE_PID, host: hostname() }));
+    const settled = await settleInterrupted(db, "o", (d) => {
+      db.prepare("UPDATE _deliveries SET status = 'delivered', finished_at = 'then' WHERE delivery_id = ?").run(d.deliveryId);
+      return false;
+    }, now);
+    expect(settled).toEqual({ delivered: [], failed: [] });
+    expect(deliveries(db)).toMatchObject([{ delivery_id: id, status: "delivered", finished_at: "then", error: null }]);
+  });
+
+  it("a holder that is not JSON, or whose pid is not a number or host not a string, holds nothing", async () => {
+    const db = runs();
+    const ids = [
+      pending(db, "o", 1, [1], "not json"),
+      pending(db, "o", 1, [1], JSON.stringify({ pid: "1", host: hostname() })), // pid 1 is alive, but as text it is no pid
+      pending(db, "o", 1, [1], JSON.stringify({ pid: 1, host: 5 })),
+    ];
+    expect(await settleInterrupted(db, "o", () => false, now)).toEqual({ delivered: [], failed: ids });
+  });
+
+  it("a write that throws something other than an Error is recorded failed (DELIVERY) with its text", async () => {
+    const db = runs();
+    const o = await deliver(db, "o", 1, () => { throw null; }, now);
+    expect(o).toEqual({ status: "failed", deliveryId: 1, runs: [1], error: { code: "DELIVERY", message: "null" } });
+  });
 });
