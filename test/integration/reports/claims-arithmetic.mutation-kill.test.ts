@@ -115,4 +115,29 @@ describe("reconcile's claims arithmetic", () => {
     expect(r.claims.byGroup).toEqual([{ groupId: "G1", status: "pending", from: k1At, to: k1At }]);
     expect(r.claims.holds).toBe(true);
   });
+
+  it("a claim without a status moves as (none), both ways; one stored without a group is reported under the group \"\"", async () => {
+    const t = setup();
+    out = mkdtempSync(join(tmpdir(), "bsync-claims-"));
+    let d = data([claim("k1", null, "10.00", "10.00", "0.00"), claim("k2", "pending", "20.00", "20.00", "0.00")]);
+    const source = memorySource(() => d);
+    await syncStarted({ source, store: t.store, claimsWindow: window });
+    d = data([claim("k1", "paid", "10.00", "10.00", "10.00"), claim("k2", null, "20.00", "20.00", "5.00")]);
+    expect((await syncStarted({ source, store: t.store, claimsWindow: window })).status).toBe("succeeded");
+    t.db.prepare("UPDATE _claims_v SET groupId = NULL WHERE id = 'k2'").run();
+    const r = reconcile(t.db, { from: "1", to: "2", outDir: join(out, "ok") });
+    expect(r.claims.transitions).toEqual([
+      { from: "(none)", to: "paid", count: 1, paidChange: "10.00" },
+      { from: "pending", to: "(none)", count: 1, paidChange: "5.00" },
+    ]);
+    const none = { count: 0, billed: "0.00", allowed: "0.00", paid: "0.00" };
+    const one = (amount: string, paid: string) => ({ count: 1, billed: amount, allowed: amount, paid });
+    expect(r.claims.byGroup).toEqual([
+      { groupId: "", status: "(none)", from: none, to: one("20.00", "5.00") },
+      { groupId: "", status: "pending", from: one("20.00", "0.00"), to: none },
+      { groupId: "G1", status: "(none)", from: one("10.00", "0.00"), to: none },
+      { groupId: "G1", status: "paid", from: none, to: one("10.00", "10.00") },
+    ]);
+    expect(r.claims.holds).toBe(true);
+  });
 });
