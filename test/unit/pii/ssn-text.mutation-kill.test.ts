@@ -19,6 +19,13 @@ describe("SSN patterns, part by part", () => {
     expect(isSsnKey("ss_no")).toBe(true);
   });
 
+  it("only `last4` or `last 4` at the end is what masking wrote; `security` names an SSN only after `social`", () => {
+    expect(isSsnKey("ssn_last_verified")).toBe(true);
+    expect(isSsnKey("ssnLast4")).toBe(false);
+    expect(isSsnKey("sslSecurityLevel")).toBe(false);
+    expect(isSsnKey("socialSecurityLevel")).toBe(true);
+  });
+
   it("jsonHasSsnKey: a key with more than one character after `social`, and a key spaced from its colon", () => {
     expect(jsonHasSsnKey('{"socialSecurityNumber":"1"}')).toBe(true);
     expect(jsonHasSsnKey('{"ssn" : "1"}')).toBe(true);
