@@ -80,6 +80,9 @@ describe("the delivery ledger, directly", () => {
     const failed = await deliverEach(db, "o", 5, ([r]) => { if (r === 5) throw new Error("five"); return `v${r}`; }, now);
     expect(failed).toMatchObject({ status: "failed", runs: [5], delivered: [4], values: ["v4"], error: { message: "five" } });
     expect(await deliverEach(db, "q", 0, () => "x", now)).toEqual({ status: "nothing", runs: [] });
+    // A failure before the last run: every run from it on is still pending.
+    const early = await deliverEach(db, "r", 5, ([r]) => { if (r === 4) throw new Error("four"); return `v${r}`; }, now);
+    expect(early).toMatchObject({ status: "failed", runs: [4, 5], delivered: [1, 2], values: ["v1", "v2"] });
   });
 
   it("an interrupted delivery is settled: delivered when its output is complete, failed otherwise; a live one is left", async () => {
@@ -157,6 +160,9 @@ describe("the delivery ledger, directly", () => {
     const o = await deliver(db, "o", 1, () => { throw new Error("no room"); }, now);
     expect(o).toEqual({ status: "failed", deliveryId: 1, runs: [1], error: { code: "DELIVERY", message: "no room" } });
     expect(deliveries(db)).toMatchObject([{ delivery_id: 1, status: "pending", error: null }]);
+    // Its write is over: the next settle in this same process takes it for interrupted.
+    db.exec("DROP TRIGGER no_outcome");
+    expect(await settleInterrupted(db, "o", () => false, now)).toEqual({ delivered: [], failed: [1] });
     db.exec("DROP TABLE _delivered_runs");
     expect(deliveryOf(db, "o", 1)).toBeUndefined();
   });
