@@ -44,6 +44,9 @@ describe("delete candidates", () => {
     // Nothing stored before the chain began, or no group complete: no member is proven gone.
     expect(deleteCandidates(db, run([g1, g2], ["members"]), seen, checkpoints([g1, g2])).members).toEqual([]);
     expect(deleteCandidates(db, run([g1, g2]), seen, checkpoints([])).members).toEqual([]);
+    // A complete walk of another resource says nothing of members.
+    const designs = scopeOf("designs");
+    expect(deleteCandidates(db, run([designs, g1, g2]), seen, checkpoints([designs])).members).toEqual([]);
   });
 
   it("a lookup by id or a confirmation read of a group, even complete, does not stand for that group's walk", () => {

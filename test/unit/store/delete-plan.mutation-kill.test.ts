@@ -212,6 +212,8 @@ describe("the delete plan on a run state written by the test", () => {
     const scopes = [groups, g1!, g2!, confirmGroups, confirmG1!, confirmG2!];
     const vids = (quarantined: Record<string, number>) => {
       const plans = planDeletes(db, handRun(scopes, { quarantined }), policy(), new SeenIds(db), handCheckpoints([]));
+      // Children are closed by version, never deleted by id.
+      expect([planOf(plans, "plans")?.ids, planOf(plans, "coverages")?.ids]).toEqual([[], []]);
       return { plans: planOf(plans, "plans")?.vids, coverages: planOf(plans, "coverages")?.vids };
     };
     // The groups' confirmation and G1's quarantined: p1 and c8 wait; c9 (G2) and c10 (no group) go.
