@@ -1,7 +1,7 @@
 import { isSsnKey } from "../pii/ssn-key.js";
 
-/** Turns an SSN into its stored replacement: `[<key>_last4, <key>_token]`. */
-export type SsnMasker = (ssn: unknown) => readonly [last4: string | null, token: string | null];
+/** Turns an SSN into its stored replacement: `[<key>_last4, <key>_token]` (lists of them for a list of SSNs). */
+export type SsnMasker = (ssn: unknown) => readonly [last4: unknown, token: unknown];
 
 export interface CanonicalOptions {
   /** Replace every SSN field (`isSsnKey`), at any depth, by `<key>_last4` and `<key>_token`. */
@@ -38,7 +38,7 @@ function sorted(v: unknown, mask: SsnMasker | undefined, omit?: string, extra?: 
   const keys = Object.keys(obj);
   // What masking writes in place of each SSN key (`<key>_last4`, `<key>_token`): made only for
   // an object that has one, so the common record pays one memo look-up per key.
-  let masked: Map<string, string | null> | undefined;
+  let masked: Map<string, unknown> | undefined;
   if (mask !== undefined) {
     for (let i = 0, n = keys.length; i < n; i++) {
       const k = keys[i]!;
@@ -52,7 +52,8 @@ function sorted(v: unknown, mask: SsnMasker | undefined, omit?: string, extra?: 
   if (extra) keys.push(extra[0]);
   keys.sort();
   const out: Record<string, unknown> = {};
-  let last = "";
+  // Not "": a record may have the key "" (it sorts first), and it must not be taken for a repeat.
+  let last: string | undefined;
   for (const k of keys) {
     if (k === last || k === omit) continue;
     last = k;

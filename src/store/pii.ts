@@ -33,15 +33,22 @@ function mask(value: unknown, masker: ReturnType<typeof ssnMasker>): unknown {
 
 /**
  * The masker the canonical writer applies to every SSN field it meets: `[last4, token]`, or nulls
- * for an empty one or one that is neither text nor a number (whatever it holds is dropped).
+ * for an empty one or one that is neither text nor a number (whatever it holds is dropped). A list
+ * of SSNs (`memberSSNs`) gives a list of each, element by element: one token for the whole list
+ * would not match the same person's token under another key.
  */
-export function ssnMasker(key: Buffer): (ssn: unknown) => readonly [string | null, string | null] {
-  return (ssn) => {
+export function ssnMasker(key: Buffer): (ssn: unknown) => readonly [unknown, unknown] {
+  const one = (ssn: unknown): readonly [unknown, unknown] => {
+    if (Array.isArray(ssn)) {
+      const pairs = ssn.map(one);
+      return [pairs.map((p) => p[0]), pairs.map((p) => p[1])];
+    }
     if (typeof ssn === "number" && Number.isFinite(ssn)) ssn = String(ssn);
     if (typeof ssn !== "string" || ssn.length === 0) return [null, null];
     const digits = ssn.replace(/\D/g, "");
     return [digits.slice(-4), ssnToken(digits, key)];
   };
+  return one;
 }
 
 /** HMAC-SHA256 of the SSN's digits (so `123-45-6789` and `123456789` give one token). */

@@ -2,7 +2,7 @@
  * What a stored record should hold in place of each SSN, worked out here and not by the store's
  * masker (a test whose expected value came from `maskPii` passed with an empty HMAC key). The
  * token is HMAC-SHA256 of the digits under the PII key, hex; `<key>_last4` the last four digits;
- * a value that is neither text nor a number (a list of SSNs) gives nulls. The SSN key names are
+ * a value that is neither text nor a number gives nulls, and a list of SSNs a list of each. The SSN key names are
  * written out, not taken from the product's rule: a key that looks like one but is not listed
  * stops the test, so that the two lists cannot drift apart unseen.
  */
@@ -36,10 +36,15 @@ function mask(value: unknown, key: Buffer): unknown {
       out[k] = mask(v, key);
       continue;
     }
-    const text = typeof v === "number" && Number.isFinite(v) ? String(v) : v;
-    const ok = typeof text === "string" && text.length > 0;
-    out[`${k}_last4`] = ok ? text.replace(/\D/g, "").slice(-4) : null;
-    out[`${k}_token`] = ok ? expectedSsnToken(text, key) : null;
+    out[`${k}_last4`] = maskOne(v, (t) => t.replace(/\D/g, "").slice(-4));
+    out[`${k}_token`] = maskOne(v, (t) => expectedSsnToken(t, key));
   }
   return out;
+}
+
+/** One SSN's stored form by `f`; a list of SSNs gives a list, element by element. */
+function maskOne(v: unknown, f: (text: string) => string): unknown {
+  if (Array.isArray(v)) return v.map((e) => maskOne(e, f));
+  const text = typeof v === "number" && Number.isFinite(v) ? String(v) : v;
+  return typeof text === "string" && text.length > 0 ? f(text) : null;
 }

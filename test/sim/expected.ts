@@ -12,8 +12,12 @@ import { SSN_KEYS } from "./phi-keys.js";
 
 export type ExpectedState = Record<"designs" | "groups" | "plans" | "members" | "coverages", Map<string, unknown>>;
 
-/** `[last4, token]` of one SSN field. A value that is not text (the model's `memberSSNs` is a list) is dropped: the README's rule keeps no plain value of an SSN key, and there is no one token for a list. */
-export function expectedMask(value: unknown, key: Buffer): [string | null, string | null] {
+/** `[last4, token]` of one SSN field; a list of SSNs (the model's `memberSSNs`) gives a list of each, element by element. A value that is not text is dropped: the README's rule keeps no plain value of an SSN key. */
+export function expectedMask(value: unknown, key: Buffer): [unknown, unknown] {
+  if (Array.isArray(value)) {
+    const each = value.map((v) => expectedMask(v, key));
+    return [each.map((e) => e[0]), each.map((e) => e[1])];
+  }
   if (typeof value !== "string" || value === "") return [null, null];
   const digits = value.replace(/\D/g, "");
   return [digits.slice(-4), createHmac("sha256", key).update(digits).digest("hex")];

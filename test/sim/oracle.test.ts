@@ -15,6 +15,7 @@ describe("the simulation's expected masking", () => {
     expect(expectedMask("123456789", SIM_PII_KEY)).toEqual(["6789", OPENSSL_TOKEN]);
     expect(expectedMask("123456789", Buffer.from("another key"))[1]).not.toBe(OPENSSL_TOKEN);
     expect(expectedMask("123456789", Buffer.alloc(0))[1]).not.toBe(OPENSSL_TOKEN);
+    expect(expectedMask(["123-45-6789", ""], SIM_PII_KEY)).toEqual([["6789", null], [OPENSSL_TOKEN, null]]);
   });
 
   it("names <key>_token and <key>_last4 for the keys the model serves SSNs under, at any depth, and only those", () => {

@@ -42,7 +42,8 @@ describe("the SSN token", () => {
 
   it("an empty SSN, or one that is neither text nor a finite number, leaves nulls; mode keep passes the record as is", () => {
     const m = ssnMasker(KEY);
-    for (const v of ["", null, undefined, Number.NaN, Number.POSITIVE_INFINITY, { a: 1 }, ["123456789"], true]) expect(m(v)).toEqual([null, null]);
+    for (const v of ["", null, undefined, Number.NaN, Number.POSITIVE_INFINITY, { a: 1 }, true]) expect(m(v)).toEqual([null, null]);
+    expect(m(["123456789", [null, "1"]])).toEqual([["6789", [null, "1"]], [hmac(KEY, "123456789"), [null, hmac(KEY, "1")]]]);
     const record = { ssn: "123-45-6789" };
     expect(maskPii(record, KEY, "keep")).toBe(record);
   });

@@ -41,9 +41,15 @@ describe("the SSN token", () => {
     }
   });
 
-  it("two SSNs under one key give two tokens; an empty SSN or a list of them gives none", () => {
+  it("two SSNs under one key give two tokens; an empty SSN gives none", () => {
     expect(stored({ ssn: "123-45-6789" }, KEY).ssn_token).not.toBe(stored({ ssn: "123-45-6780" }, KEY).ssn_token);
     expect(stored({ ssn: "" }, KEY)).toEqual({ ssn_last4: null, ssn_token: null });
-    expect(stored({ memberSSNs: ["123-45-6789"] }, KEY)).toEqual({ memberSSNs_last4: null, memberSSNs_token: null });
+  });
+
+  it("a key holding a list of SSNs gets a list of tokens and of last4s, one per element, in order (an empty or odd element: null)", () => {
+    const want = { memberSSNs_last4: ["6789", "4321", null, null], memberSSNs_token: [hmac(KEY, "123456789"), hmac(KEY, "987654321"), null, null] };
+    expect(stored({ memberSSNs: ["123-45-6789", 987654321, "", { x: 1 }] }, KEY)).toEqual(want);
+    expect(maskPii({ memberSSNs: ["123-45-6789", 987654321, "", { x: 1 }] }, KEY)).toEqual(want);
+    expect(stored({ memberSSNs: [] }, KEY)).toEqual({ memberSSNs_last4: [], memberSSNs_token: [] });
   });
 });

@@ -80,6 +80,9 @@ describe("the delivery ledger, directly", () => {
     const failed = await deliverEach(db, "o", 5, ([r]) => { if (r === 5) throw new Error("five"); return `v${r}`; }, now);
     expect(failed).toMatchObject({ status: "failed", runs: [5], delivered: [4], values: ["v4"], error: { message: "five" } });
     expect(await deliverEach(db, "q", 0, () => "x", now)).toEqual({ status: "nothing", runs: [] });
+    // A failure before the last run: every run from it on is still pending.
+    const early = await deliverEach(db, "r", 5, ([r]) => { if (r === 4) throw new Error("four"); return `v${r}`; }, now);
+    expect(early).toMatchObject({ status: "failed", runs: [4, 5], delivered: [1, 2], values: ["v1", "v2"] });
   });
 
   it("an interrupted delivery is settled: delivered when its output is complete, failed otherwise; a live one is left", async () => {
@@ -107,5 +110,105 @@ describe("the delivery ledger, directly", () => {
     expect(byId.get(live)!.status).toBe("pending");
     expect(byId.get(away)!.status).toBe("pending");
     expect(received(db)).toEqual([{ output: "o", run_id: 1, delivery_id: complete }]);
+  });
+
+  it("a holder with only a pid or only a host, or this process's own delivery not being written now, is settled; the one being written is left", async () => {
+    const db = runs();
+    const pidOnly = pending(db, "o", 1, [1], JSON.stringify({ pid: process.pid }));
+    const hostOnly = pending(db, "o", 1, [1], JSON.stringify({ host: hostname() }));
+    const ownIdle = pending(db, "o", 2, [2], JSON.stringify({ pid: process.pid, host: hostname() }));
+    let during: { delivered: number[]; failed: number[] } | undefined;
+    let idleBeside = -1;
+    const o = await deliver(db, "p", 4, async () => {
+      // Delivery 4 is being written here; 5, recorded by this process too, is not.
+      idleBeside = pending(db, "p", 4, [4], JSON.stringify({ pid: process.pid, host: hostname() }));
+      during = await settleInterrupted(db, "p", () => false, now);
+      return "w";
+    }, now);
+    expect(o).toMatchObject({ status: "delivered", deliveryId: 4 });
+    expect(idleBeside).toBe(5);
+    expect(during).toEqual({ delivered: [], failed: [5] });
+    expect(await settleInterrupted(db, "o", () => false, now)).toEqual({ delivered: [], failed: [pidOnly, hostOnly, ownIdle] });
+  });
+
+  it("one run at a time skips the runs a live delivery holds and takes the next pending one", async () => {
+    const db = runs();
+    pending(db, "o", 1, [1], JSON.stringify({ pid: 5, host: "elsewhere" })); // begun just now on another host: live
+    const o = await deliver(db, "o", 4, (r) => r.join(","), now, { oneRun: true });
+    expect(o).toEqual({ status: "delivered", deliveryId: 2, runs: [2], value: "2" });
+    expect(deliveries(db)).toMatchObject([{ delivery_id: 1, status: "pending" }, { delivery_id: 2, for_run: 2, runs: "[2]", status: "delivered" }]);
+  });
+
+  it("a write that landed but could not be recorded says so (LEDGER) and stays pending for the next delivery to settle", async () => {
+    const db = runs();
+    db.exec("CREATE TRIGGER no_receipts BEFORE INSERT ON _delivered_runs BEGIN SELECT RAISE(ABORT, 'disk I/O error'); END");
+    const o = await deliver(db, "o", 1, () => "written", now);
+    expect(o).toEqual({
+      status: "failed",
+      deliveryId: 1,
+      runs: [1],
+      value: "written",
+      error: { code: "LEDGER", message: "the deltas were written, but the delivery could not be recorded (disk I/O error); the next delivery settles it" },
+    });
+    expect(deliveries(db)).toMatchObject([{ delivery_id: 1, status: "pending", finished_at: null }]);
+    expect(received(db)).toEqual([]);
+  });
+
+  it("a failed write whose failure cannot be recorded is left pending; deliveryOf on a snapshot with no ledger tables is undefined", async () => {
+    const db = runs();
+    db.exec("CREATE TRIGGER no_outcome BEFORE UPDATE ON _deliveries BEGIN SELECT RAISE(ABORT, 'locked'); END");
+    const o = await deliver(db, "o", 1, () => { throw new Error("no room"); }, now);
+    expect(o).toEqual({ status: "failed", deliveryId: 1, runs: [1], error: { code: "DELIVERY", message: "no room" } });
+    expect(deliveries(db)).toMatchObject([{ delivery_id: 1, status: "pending", error: null }]);
+    // Its write is over: the next settle in this same process takes it for interrupted.
+    db.exec("DROP TRIGGER no_outcome");
+    expect(await settleInterrupted(db, "o", () => false, now)).toEqual({ delivered: [], failed: [1] });
+    db.exec("DROP TABLE _delivered_runs");
+    expect(deliveryOf(db, "o", 1)).toBeUndefined();
+  });
+
+  it("a delivery first settles an interrupted one as failed and carries its runs again; one run at a time takes the oldest even when a later one is held", async () => {
+    const db = runs();
+    pending(db, "o", 1, [1], JSON.stringify({ pid: GONE_PID, host: hostname() })); // interrupted
+    pending(db, "o", 4, [4], JSON.stringify({ pid: 5, host: "elsewhere" })); // begun just now on another host: live
+    const o = await deliver(db, "o", 4, (r) => r.join(","), now, { oneRun: true });
+    expect(o).toEqual({ status: "delivered", deliveryId: 3, runs: [1], value: "1" });
+    expect(deliveries(db)).toMatchObject([{ delivery_id: 1, status: "failed" }, { delivery_id: 2, status: "pending" }, { delivery_id: 3, runs: "[1]", status: "delivered" }]);
+  });
+
+  it("without a clock given, each call records the time it runs at", async () => {
+    const db = runs();
+    expect(await deliver(db, "o", 1, () => "w")).toMatchObject({ status: "delivered", runs: [1] });
+    expect(await deliverEach(db, "o", 2, () => "w")).toMatchObject({ status: "delivered", runs: [2] });
+    pending(db, "o", 4, [4], JSON.stringify({ pid: GONE_PID, host: hostname() }));
+    expect(await settleInterrupted(db, "o", () => false)).toEqual({ delivered: [], failed: [3] });
+    for (const r of deliveries(db) as { started_at: string; finished_at: string }[]) expect(Number.isNaN(Date.parse(r.finished_at))).toBe(false);
+  });
+
+  it("an interrupted delivery another process settled meanwhile is left as it is", async () => {
+    const db = runs();
+    const id = pending(db, "o", 1, [1], JSON.stringify({ pid: GONE_PID, host: hostname() }));
+    const settled = await settleInterrupted(db, "o", (d) => {
+      db.prepare("UPDATE _deliveries SET status = 'delivered', finished_at = 'then' WHERE delivery_id = ?").run(d.deliveryId);
+      return false;
+    }, now);
+    expect(settled).toEqual({ delivered: [], failed: [] });
+    expect(deliveries(db)).toMatchObject([{ delivery_id: id, status: "delivered", finished_at: "then", error: null }]);
+  });
+
+  it("a holder that is not JSON, or whose pid is not a number or host not a string, holds nothing", async () => {
+    const db = runs();
+    const ids = [
+      pending(db, "o", 1, [1], "not json"),
+      pending(db, "o", 1, [1], JSON.stringify({ pid: "1", host: hostname() })), // pid 1 is alive, but as text it is no pid
+      pending(db, "o", 1, [1], JSON.stringify({ pid: 1, host: 5 })),
+    ];
+    expect(await settleInterrupted(db, "o", () => false, now)).toEqual({ delivered: [], failed: ids });
+  });
+
+  it("a write that throws something other than an Error is recorded failed (DELIVERY) with its text", async () => {
+    const db = runs();
+    const o = await deliver(db, "o", 1, () => { throw null; }, now);
+    expect(o).toEqual({ status: "failed", deliveryId: 1, runs: [1], error: { code: "DELIVERY", message: "null" } });
   });
 });

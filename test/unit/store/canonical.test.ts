@@ -25,4 +25,10 @@ describe("canonicalJson", () => {
     // Without a masker nothing is replaced (the sandbox's and the analysts' own forms).
     expect(canonicalJson({ ssn: "4" })).toBe('{"ssn":"4"}');
   });
+
+  it("keeps a record's field named \"\" (the empty key sorts first), once, beside its others", () => {
+    expect(canonicalJson({ b: 2, "": 1, a: 3 })).toBe('{"":1,"a":3,"b":2}');
+    expect(canonicalJson({ x: { "": null } })).toBe('{"x":{"":null}}');
+    expect(canonicalJson({ "": "only" }, { maskSsn: fakeMasker })).toBe('{"":"only"}');
+  });
 });

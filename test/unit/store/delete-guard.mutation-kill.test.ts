@@ -77,4 +77,42 @@ describe("the delete guard at its edges", () => {
     }
     expect(counts).toEqual([[], [], ["designs delete d02"]]);
   });
+
+  /** Two groups, G1 with `first` plans and G2 with `other`, then a walk where G1 lists `left` of its plans. */
+  async function plansDropTo(first: number, left: number, policy: Record<string, number>, other = 2) {
+    const t = setup();
+    const plans = (g: string, n: number) => Array.from({ length: n }, (_, i) => ({ id: `${g}p${i}`, name: `Plan ${i}`, basePlanDesignId: "d00" }));
+    const groups = (n: number) => [
+      { id: "gp1", groupId: "G1", sponsorName: "Acme", plans: plans("G1", n) },
+      { id: "gp2", groupId: "G2", sponsorName: "Zeta", plans: plans("G2", other) },
+    ];
+    let d: MemoryData = { ...data(1), groups: groups(first) };
+    const source = memorySource(() => d);
+    const resources = ["designs", "groups"] as const;
+    await syncStarted({ source, store: t.store, claimsWindow: window, resources: [...resources] });
+    d = { ...d, groups: groups(left) };
+    const r = await syncStarted({ source, store: t.store, claimsWindow: window, resources: [...resources], deletePolicy: policy });
+    return { r, deletes: recordedChanges(t.db, r.runId).filter((c) => c.startsWith("plans delete")).length, current: t.db.prepare("SELECT COUNT(*) FROM plans").pluck().get() };
+  }
+
+  it("children: groups that list no plan where emptyScopeMin were stored are refused, one fewer passes, one plan left passes; the share counts every plan", async () => {
+    const below = await plansDropTo(3, 0, { emptyScopeMin: 4, maxDeleteCount: 100 }, 0);
+    expect(below.r.status).toBe("succeeded");
+    expect(below.deletes).toBe(3);
+    const at = await plansDropTo(4, 0, { emptyScopeMin: 4, maxDeleteCount: 100 }, 0);
+    expect(at.r.status).toBe("failed");
+    expect(at.r.error?.message).toContain("listed no plans where 4 were stored (a scope emptied: at least 4)");
+    expect(at.current).toBe(4);
+    // Another group still lists a plan: the groups' listing is not empty, whatever G1 loses.
+    const listed = await plansDropTo(4, 0, { emptyScopeMin: 4, maxDeleteCount: 100 }, 1);
+    expect(listed.r.status).toBe("succeeded");
+    expect(listed.deletes).toBe(4);
+    // 6 plans in all: 2 of 6 is exactly a third, 3 of 6 is over it.
+    const share = await plansDropTo(4, 2, { maxDeleteCount: 1, maxDeleteShare: 1 / 3, emptyScopeMin: 100 });
+    expect(share.r.status).toBe("succeeded");
+    expect(share.deletes).toBe(2);
+    const over = await plansDropTo(4, 1, { maxDeleteCount: 1, maxDeleteShare: 1 / 3, emptyScopeMin: 100 });
+    expect(over.r.status).toBe("failed");
+    expect(over.r.error?.message).toContain("plans: 3 of 6 (50.0%), over the guard of 33% and 1 records");
+  });
 });

@@ -1,4 +1,4 @@
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -87,6 +87,20 @@ describe("loadOrCreatePiiKey: the key file beside the snapshot", () => {
     const err = refusal();
     expect(err.message).toContain(keyPath);
     expect(err.message).toMatch(/not a file/);
+  });
+
+  it("a key file that turns up between the check and the write (here a dangling link) is neither written through nor removed", () => {
+    const target = join(dir, "elsewhere");
+    symlinkSync(target, keyPath); // the check follows the link and finds no file
+    let code: string | undefined;
+    try {
+      loadOrCreatePiiKey(db, undefined);
+    } catch (e) {
+      code = (e as NodeJS.ErrnoException).code;
+    }
+    expect(code).toBe("EEXIST");
+    expect(existsSync(target)).toBe(false);
+    expect(lstatSync(keyPath).isSymbolicLink()).toBe(true);
   });
 
   it("a configured key wins and the file is not consulted", () => {

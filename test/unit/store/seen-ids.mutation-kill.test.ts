@@ -50,4 +50,52 @@ describe("seen ids", () => {
     expect([seen.count("members"), seen.count("claims"), seen.count("claims", true)]).toEqual([0, 0, 0]);
     expect(seen.firstSightings("members", '["m1"]')).toEqual(new Set(["m1"]));
   });
+
+  it("clear: a child noted gone but still current (its delete never made) takes its parent's fingerprint and pages with it; others stay", () => {
+    const { db } = setup();
+    const version = (r: string, id: string, part: string | null, fp: number | null, ended = false) =>
+      Number(
+        db
+          .prepare(`INSERT INTO _${r}_v (id, valid_from_run, valid_to_run, op, ended_by, part, fp, hash, data) VALUES (?, 1, ?, 'insert', ?, ?, ?, 'h', ?)`)
+          .run(id, ended ? 2 : null, ended ? "update" : null, part, fp, JSON.stringify({ id })).lastInsertRowid,
+      );
+    version("groups", "g1", null, 11);
+    version("groups", "g2", null, 22);
+    version("members", "m1", null, 33);
+    version("members", "m2", null, 44);
+    const p1 = version("plans", "p1", "g1", 1);
+    version("plans", "p2", "g2", 2);
+    const p3old = version("plans", "p3", "g2", 3, true); // an old version: its delete is not pending
+    const c1 = version("coverages", "c1", "m1", 4);
+    const gone = db.prepare("INSERT INTO _child_gone (resource, vid, scope) VALUES (?, ?, 'x')");
+    gone.run("plans", p1);
+    gone.run("plans", p3old);
+    gone.run("coverages", c1);
+    const page = db.prepare("INSERT INTO _pages (scope, cursor, fp, ids, run_id) VALUES (?, '', 1, ?, 1)");
+    for (const [scope, ids] of [["a", '["g1","x"]'], ["b", '["g2"]'], ["c", '["m1"]'], ["d", '["m2"]']]) page.run(scope, ids);
+
+    new SeenIds(db).clear();
+
+    const fps = db.prepare("SELECT id, fp FROM _groups_v UNION ALL SELECT id, fp FROM _members_v ORDER BY id").all();
+    expect(fps).toEqual([
+      { id: "g1", fp: null },
+      { id: "g2", fp: 22 },
+      { id: "m1", fp: null },
+      { id: "m2", fp: 44 },
+    ]);
+    expect(db.prepare("SELECT scope FROM _pages ORDER BY scope").pluck().all()).toEqual(["b", "d"]);
+    expect(db.prepare("SELECT COUNT(*) FROM _child_gone").pluck().get()).toBe(0);
+  });
+
+  it("clear with only old versions noted gone forgets the notes and leaves every fingerprint and page", () => {
+    const { db } = setup();
+    db.prepare("INSERT INTO _groups_v (id, valid_from_run, op, fp, hash, data) VALUES ('g1', 1, 'insert', 11, 'h', '{}')").run();
+    const old = db.prepare("INSERT INTO _plans_v (id, valid_from_run, valid_to_run, op, ended_by, part, hash, data) VALUES ('p1', 1, 2, 'insert', 'delete', 'g1', 'h', '{}')").run().lastInsertRowid;
+    db.prepare("INSERT INTO _child_gone (resource, vid, scope) VALUES ('plans', ?, 'x')").run(old);
+    db.prepare("INSERT INTO _pages (scope, cursor, fp, ids, run_id) VALUES ('a', '', 1, '[\"g1\"]', 1)").run();
+    new SeenIds(db).clear();
+    expect(db.prepare("SELECT fp FROM _groups_v").pluck().all()).toEqual([11]);
+    expect(db.prepare("SELECT COUNT(*) FROM _pages").pluck().get()).toBe(1);
+    expect(db.prepare("SELECT COUNT(*) FROM _child_gone").pluck().get()).toBe(0);
+  });
 });
