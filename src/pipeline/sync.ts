@@ -279,7 +279,10 @@ class Walk {
         const stored = (await this.apply(scope, page)).applied;
         const at = { resource: scope.resource, scope: scope.key, pages: ++pages, records: (records += (page.raw ?? page.items ?? []).length), done: page.end };
         // Told once the store has the page: its count is the one the run's summary reports.
-        applied.push(stored.then((seen) => opts.onProgress?.(typeof seen === "number" ? { ...at, seen } : at)));
+        const told = stored.then((seen) => opts.onProgress?.(typeof seen === "number" ? { ...at, seen } : at));
+        // Settled by `settle()`, maybe pages later: until then a store failure must not count as unhandled.
+        told.catch(() => undefined);
+        applied.push(told);
         if (this.signal.aborted) throw this.signal.reason;
         onItems?.(itemsOf(page));
         ended = page.end;
