@@ -54,15 +54,21 @@ export class PageCache {
     return row.ids;
   }
 
-  /** Drop the pages a new walk may no longer trust (see the rules above). */
-  prune(): void {
+  /**
+   * Drop the pages a new walk may no longer trust (see the rules above), as run `runId` begins.
+   * The versions written before it are then checked for every page that survives; kept in `_meta`
+   * (`pages_checked_through`), so the next prune reads only the versions written since, however
+   * long ago a page was read.
+   */
+  prune(runId: number): void {
     this.db.exec(`
       DELETE FROM _pages WHERE vids IS NULL OR asserted_run IS NULL OR (scope = 'members' OR scope LIKE 'members?%') AND EXISTS (
         SELECT 1 FROM json_each(_pages.vids) j
         WHERE NOT EXISTS (SELECT 1 FROM _members_v v WHERE v.vid = j.value AND v.valid_to_run IS NULL))`);
-    const since = this.db.prepare("SELECT min(asserted_run) FROM _pages").pluck().get() as number | null;
-    if (since === null) return;
-    for (const resource of WalkedResources) this.pruneTouched(resource, since);
+    const oldest = this.db.prepare("SELECT min(asserted_run) FROM _pages").pluck().get() as number | null;
+    const checked = Number(this.db.prepare("SELECT value FROM _meta WHERE key = 'pages_checked_through'").pluck().get() ?? 0);
+    if (oldest !== null) for (const resource of WalkedResources) this.pruneTouched(resource, Math.max(oldest, checked));
+    this.db.prepare("INSERT OR REPLACE INTO _meta (key, value) VALUES ('pages_checked_through', ?)").run(String(runId - 1));
   }
 
   /**

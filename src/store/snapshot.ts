@@ -86,7 +86,7 @@ export class SnapshotStore {
     if (this.run) throw new Error(`run ${this.run.runId} is still active on this store`);
     this.run = this.lifecycle.start(job, options, flags);
     if (!flags.dryRun) scrubStoredSsns(this.db, this.encoder.masker);
-    this.pages.prune();
+    this.pages.prune(this.run.runId);
     return this.run;
   }
 
