@@ -14,6 +14,7 @@ export default {
     "src/sinks/ledger.ts",
     "src/reports/claims.ts",
     "src/reports/membership.ts",
+    "src/webhooks/verify.ts",
   ],
   coverageAnalysis: "perTest",
   // Two cores shared with everything else on the machine.

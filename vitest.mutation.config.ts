@@ -17,6 +17,7 @@ export default defineConfig({
       "test/unit/store/pii-key*.test.ts",
       "test/unit/store/ssn-scrub.test.ts",
       "test/unit/store/sync-engine.test.ts",
+      "test/unit/webhooks/verify.test.ts",
     ],
     // None of these needs the build (the CLI's sync, for one, runs its store on a built worker).
     globalSetup: [],
