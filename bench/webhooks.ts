@@ -6,13 +6,18 @@
  * run, under the same sync: the same server answering 2xx without the inbox (the cost of
  * durability, as a ratio). Every process is its own: receiver, load generator, sync, sandbox.
  *
- * Options (environment): BENCH_WEBHOOK_EVENTS (20000 per measurement), BENCH_WEBHOOK_REPEAT (3).
+ * The load comes from `wrk` when it is installed (see wrk.ts for why), else from webhook-load.ts.
+ *
+ * Options (environment): BENCH_WEBHOOK_SECONDS (10 per measurement, with wrk), BENCH_WEBHOOK_EVENTS
+ * (20000 per measurement, without it), BENCH_WEBHOOK_REPEAT (3).
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { loadavg } from "node:os";
 import { dirname, join } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
+import BetterSqlite3 from "better-sqlite3";
+import { haveWrk, prepareWrk, runWrk, type WrkResult } from "./wrk.js";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const SECRET = "whsec-bench-0123456789abcdef";
@@ -25,14 +30,8 @@ interface SandboxLike {
 }
 type Report = (name: string, value: string, bar: string, ok: boolean) => void;
 type Worker = (args: string[]) => Record<string, number | string>;
-interface Load {
-  ok: number;
-  failed: number;
-  perSecond: number;
-  p50Ms: number;
-  p99Ms: number;
-  ms: number;
-}
+/** What one load reports (the Node generator prints the same fields). */
+type Load = WrkResult;
 
 const lastLine = (child: ChildProcess) =>
   new Promise<string>((resolve, reject) => {
@@ -46,7 +45,7 @@ const lastLine = (child: ChildProcess) =>
 const load1 = () => loadavg()[0]!.toFixed(1);
 
 /** One measurement: a receiver (with or without the inbox), the load, and syncs running beside it. */
-async function measure(mode: "inbox" | "none", inboxPath: string, events: number, sync: (() => ChildProcess) | undefined): Promise<Load & { syncs: number; load: string; cpuUsPerEvent: number; perCommit: number }> {
+async function measure(mode: "inbox" | "none", inboxPath: string, events: number, sync: (() => ChildProcess) | undefined, wrk: { seconds: number } | undefined): Promise<Load & { syncs: number; load: string; cpuUsPerEvent: number; perCommit: number }> {
   const server = spawn(process.execPath, [join(here, "webhook-server.js"), mode, inboxPath, SECRET], { stdio: ["ignore", "pipe", "inherit"] });
   const lines = createInterface({ input: server.stdout });
   const serverLines: string[] = [];
@@ -66,15 +65,25 @@ async function measure(mode: "inbox" | "none", inboxPath: string, events: number
   };
   nextSync();
   const before = load1();
-  const gen = spawn(process.execPath, [join(here, "webhook-load.js"), url, SECRET, String(events), String(CONCURRENCY), `${mode}-${Date.now()}`], { stdio: ["ignore", "pipe", "inherit"] });
-  const result = JSON.parse(await lastLine(gen)) as Load;
-  loading = false;
+  const prefix = `${mode}-${Date.now()}`;
+  let result: Load;
+  try {
+    result = wrk
+      ? await runWrk(url, prepareWrk(dirname(inboxPath), SECRET, wrk.seconds * 20_000, prefix), wrk.seconds, CONCURRENCY)
+      : (JSON.parse(await lastLine(spawn(process.execPath, [join(here, "webhook-load.js"), url, SECRET, String(events), String(CONCURRENCY), prefix], { stdio: ["ignore", "pipe", "inherit"] }))) as Load);
+  } finally {
+    // Also when the load failed: nothing of this measurement may outlive it.
+    loading = false;
+    // The sync running when the load ended is stopped: it was there only to compete.
+    current?.kill("SIGTERM");
+    server.kill("SIGTERM");
+  }
   const after = load1();
-  // The sync running when the load ended is stopped: it was there only to compete.
-  current?.kill("SIGTERM");
-  server.kill("SIGTERM");
   await new Promise((r) => server.once("close", r));
   const end = JSON.parse(serverLines.at(-1)!) as { commits: number; cpuMs: number };
+  // Every 2xx a promise kept: the inbox holds at least as many events as got their 2xx.
+  const stored = mode === "inbox" ? (new BetterSqlite3(inboxPath, { readonly: true }).prepare("SELECT count(*) AS n FROM inbox_events").get() as { n: number }).n : result.ok;
+  if (stored < result.ok) throw new Error(`${result.ok} events got a 2xx but the inbox holds ${stored}`);
   return { ...result, syncs, load: `${before} -> ${after}`, cpuUsPerEvent: Math.round((end.cpuMs * 1000) / result.ok), perCommit: end.commits ? Math.round(result.ok / end.commits) : 0 };
 }
 
@@ -89,6 +98,12 @@ export async function webhooksSection(
 ): Promise<void> {
   const events = Number(process.env.BENCH_WEBHOOK_EVENTS ?? 20_000);
   const repeat = Math.max(1, Number(process.env.BENCH_WEBHOOK_REPEAT ?? 3));
+  const wrk = haveWrk() ? { seconds: Number(process.env.BENCH_WEBHOOK_SECONDS ?? 10) } : undefined;
+  console.log(
+    wrk
+      ? `  webhooks: load from wrk, ${wrk.seconds} s per measurement`
+      : `  webhooks: wrk is not installed (apt-get install wrk); the load comes from the Node generator, ${events} events per measurement, itself a bottleneck on 2 cores (see bench/wrk.ts)`,
+  );
   const sb = await startSandbox(["--members", String(opts.members), "--groups", String(opts.groups), "--claims-per-member", "0"]);
   try {
     const db = join(dir, "webhooks-sync.db");
@@ -100,8 +115,8 @@ export async function webhooksSection(
     const durable: Awaited<ReturnType<typeof measure>>[] = [];
     const bare: Awaited<ReturnType<typeof measure>>[] = [];
     for (let i = 0; i < repeat; i++) {
-      const b = await measure("none", join(dir, `none-${i}.inbox.db`), events, sync);
-      const d = await measure("inbox", join(dir, `wh-${i}.inbox.db`), events, sync);
+      const b = await measure("none", join(dir, `none-${i}.inbox.db`), events, sync, wrk);
+      const d = await measure("inbox", join(dir, `wh-${i}.inbox.db`), events, sync, wrk);
       bare.push(b);
       durable.push(d);
       for (const [name, m] of [["no inbox", b], ["durable", d]] as const) {

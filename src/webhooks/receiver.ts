@@ -46,12 +46,50 @@ const NO_SECRET =
   "(several, comma-separated, during a rotation). To accept unsigned deliveries anyway (only behind something that " +
   "authenticates the sender), start with --insecure-no-signature";
 
-function readPem(path: string, key: "cert" | "key", cwd: string): Buffer {
+function readPem(path: string, key: "cert" | "key", cwd: string): Buffer | string {
   try {
     return readFileSync(resolve(cwd, path));
   } catch (e) {
-    throw new ConfigError([`webhooks.tls.${key}: ${path} cannot be read (${(e as { code?: string }).code ?? "error"}); give a PEM file this user can read`]);
+    return `webhooks.tls.${key}: ${path} cannot be read (${(e as { code?: string }).code ?? "error"}); give a PEM file this user can read`;
   }
+}
+
+/** What `webhooks serve` would start with, once every check passed. */
+export interface ReceiverSetup {
+  readonly secrets: readonly string[];
+  readonly auth: PortalAuth | null;
+  readonly tls: { readonly cert: Buffer; readonly key: Buffer } | undefined;
+}
+
+/**
+ * Every check the receiver makes before it listens, all problems at once (a short or malformed
+ * secret, an Auth whose variable is unset, a certificate that cannot be read): `webhooks serve`
+ * refuses to start on any, and `config check` reports them without starting anything.
+ *
+ * @example
+ * const setup = checkReceiverSetup(config, { env: process.env, cwd: process.cwd() }); // throws ConfigError
+ */
+export function checkReceiverSetup(config: Config, opts: Pick<StartReceiverOptions, "env" | "cwd" | "insecureNoSignature">): ReceiverSetup {
+  const w = config.webhooks;
+  const secrets = config.webhookSecrets;
+  const problems: string[] = [];
+  if (secrets.length === 0 && !opts.insecureNoSignature) problems.push(NO_SECRET);
+  const collect = <T>(f: () => T): T | undefined => {
+    try {
+      return f();
+    } catch (e) {
+      if (!(e instanceof ConfigError)) throw e;
+      problems.push(...e.problems);
+      return undefined;
+    }
+  };
+  collect(() => checkSecrets(secrets));
+  const auth = w.auth ? (collect(() => portalAuthFrom(w.auth!, opts.env)) ?? null) : null;
+  const pems = w.tls ? ([readPem(w.tls.cert, "cert", opts.cwd), readPem(w.tls.key, "key", opts.cwd)] as const) : undefined;
+  for (const p of pems ?? []) if (typeof p === "string") problems.push(p);
+  if (problems.length > 0) throw new ConfigError(problems);
+  const tls = pems ? { cert: pems[0] as Buffer, key: pems[1] as Buffer } : undefined;
+  return { secrets, auth, tls };
 }
 
 /**
@@ -63,11 +101,7 @@ function readPem(path: string, key: "cert" | "key", cwd: string): Buffer {
  */
 export async function startReceiver(config: Config, opts: StartReceiverOptions): Promise<RunningReceiver> {
   const w = config.webhooks;
-  const secrets = config.webhookSecrets;
-  if (secrets.length === 0 && !opts.insecureNoSignature) throw new ConfigError([NO_SECRET]);
-  checkSecrets(secrets);
-  const auth = w.auth ? portalAuthFrom(w.auth, opts.env) : null;
-  const tls = w.tls ? { cert: readPem(w.tls.cert, "cert", opts.cwd), key: readPem(w.tls.key, "key", opts.cwd) } : undefined;
+  const { secrets, auth, tls } = checkReceiverSetup(config, opts);
   const inboxPath = inboxPathFor(config.db);
   const inbox = Inbox.open(inboxPath);
   const counters = new ReceiverCounters(secrets.length);

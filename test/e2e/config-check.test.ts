@@ -112,3 +112,43 @@ describe("one validator for sync, jobs, schedule and config check", () => {
     }
   }, 60_000);
 });
+
+describe("config check tries the webhook receiver's setup as `webhooks serve` would", () => {
+  const SECRET_A = "whsec-config-check-secret-aaaa-0123";
+  const SECRET_B = "whsec-config-check-secret-bbbb-4567";
+  const run = async (name: string, config: unknown, extraEnv: Record<string, string>) => {
+    const t = setup(name, config);
+    const r = await startCli(["config", "check"], { BENEFITS_BASE_URL: sb.baseUrl, BENEFITS_API_KEY: sb.keys.full, BENEFITS_DB: t.db, ...extraEnv }, t.cwd).done;
+    return { ...r, out: r.stdout + r.stderr };
+  };
+
+  it("a short secret and an Auth whose variable is unset: exit 2, each named, no secret shown, nothing written", async () => {
+    const r = await run("wh-bad", { webhooks: { auth: { type: "bearer", tokenEnv: "PORTAL_TOKEN_FOR_TEST" } } }, { BENEFITS_WEBHOOK_SECRET: `${SECRET_A},short-one` });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/webhooks serve would refuse to start: webhookSecrets\[1\].*at least 16 characters, got 9/);
+    expect(r.stderr).toMatch(/webhooks serve would refuse to start: webhooks\.auth\.tokenEnv: the environment variable PORTAL_TOKEN_FOR_TEST is not set/);
+    expect(r.stderr).toMatch(/2 problems for the webhook receiver; sync and jobs are not affected/);
+    expect(r.out).not.toContain(SECRET_A);
+    expect(r.out).not.toContain("short-one");
+  }, 60_000);
+
+  it("a certificate that cannot be read: exit 2 naming webhooks.tls.cert and the file", async () => {
+    const r = await run("wh-tls", { webhooks: { tls: { cert: "no-such-cert.pem", key: "no-such-key.pem" } } }, { BENEFITS_WEBHOOK_SECRET: SECRET_A });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/webhooks\.tls\.cert: no-such-cert\.pem cannot be read \(ENOENT\)/);
+    expect(r.stderr).toMatch(/webhooks\.tls\.key: no-such-key\.pem cannot be read \(ENOENT\)/);
+  }, 60_000);
+
+  it("a good setup: exit 0 and one line saying where it listens, how many secrets and which Auth, no secret shown", async () => {
+    const r = await run("wh-good", { webhooks: { port: 9911, auth: { type: "bearer", tokenEnv: "PORTAL_TOKEN_FOR_TEST" } } }, { BENEFITS_WEBHOOK_SECRET: `${SECRET_A},${SECRET_B}`, PORTAL_TOKEN_FOR_TEST: "portal-token-value-0123456789" });
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain("  webhooks: http://127.0.0.1:9911/webhooks, 2 secrets, Auth: bearer token\n");
+    for (const s of [SECRET_A, SECRET_B, "portal-token-value-0123456789"]) expect(r.out).not.toContain(s);
+  }, 60_000);
+
+  it("no webhook settings at all: exit 0, the line says it is not set up", async () => {
+    const r = await run("wh-none", {}, {});
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/ {2}webhooks: not set up \(no BENEFITS_WEBHOOK_SECRET/);
+  }, 60_000);
+});

@@ -11,6 +11,7 @@ import { ConfigError } from "../../errors.js";
 import { notifyUrl } from "../../jobs/notify.js";
 import { effectiveJobs } from "../../jobs/registry.js";
 import { hostAndPort } from "../../url-display.js";
+import { checkReceiverSetup, type ReceiverSetup } from "../../webhooks/receiver.js";
 import { checkConfig } from "../checked-config.js";
 import type { CommandContext } from "../context.js";
 import { ExitCode } from "../exit-codes.js";
@@ -30,11 +31,32 @@ export async function run(ctx: CommandContext): Promise<number> {
     ctx.stderr.write(`${file}: ${check.problems.length} problem${check.problems.length === 1 ? "" : "s"}; sync, jobs and schedule refuse it as it is\n`);
     return ExitCode.USAGE;
   }
-  if (!ctx.globals.quiet) ctx.stdout.write(summary(file, check.config, ctx.env));
+  // The receiver's own checks, when the file or the environment sets it up: `webhooks serve` would refuse what fails them.
+  const w = check.config.webhooks;
+  let receiver: ReceiverSetup | undefined;
+  if (check.config.webhookSecrets.length > 0 || w.auth || w.tls) {
+    try {
+      receiver = checkReceiverSetup(check.config, { env: ctx.env, cwd: ctx.cwd });
+    } catch (e) {
+      if (!(e instanceof ConfigError)) throw e;
+      for (const p of e.problems) ctx.stderr.write(`${file}: webhooks serve would refuse to start: ${p}\n`);
+      ctx.stderr.write(`${file}: ${e.problems.length} problem${e.problems.length === 1 ? "" : "s"} for the webhook receiver; sync and jobs are not affected\n`);
+      return ExitCode.USAGE;
+    }
+  }
+  if (!ctx.globals.quiet) ctx.stdout.write(summary(file, check.config, ctx.env, receiver));
   return ExitCode.OK;
 }
 
-function summary(file: string, config: Config, env: Readonly<Record<string, string | undefined>>): string {
+/** The receiver as `webhooks serve` would start it; secrets are counted, never shown. */
+function webhooksLine(config: Config, setup: ReceiverSetup | undefined): string {
+  if (!setup) return "not set up (no BENEFITS_WEBHOOK_SECRET; webhooks serve needs one, or --insecure-no-signature)";
+  const w = config.webhooks;
+  const n = setup.secrets.length;
+  return [`${setup.tls ? "https" : "http"}://${w.host}:${w.port}${w.path}`, `${n} secret${n === 1 ? "" : "s"}`, setup.auth ? `Auth: ${setup.auth.what}` : "no Auth header checked"].join(", ");
+}
+
+function summary(file: string, config: Config, env: Readonly<Record<string, string | undefined>>, receiver: ReceiverSetup | undefined): string {
   const jobs = effectiveJobs(config);
   const on = jobs.filter((j) => j.enabled).map((j) => `${j.name} (${j.schedule} ${j.timezone})`);
   const off = jobs.filter((j) => !j.enabled).map((j) => j.name);
@@ -47,6 +69,7 @@ function summary(file: string, config: Config, env: Readonly<Record<string, stri
     `  sinks:    ${sinks.length ? sinks.join(", ") : "none"}`,
     `  jobs:     ${on.length ? on.join(", ") : "none enabled"}${off.length ? `; disabled: ${off.join(", ")}` : ""}`,
     ...(config.notify ? [`  notify:   ${notifyTarget(config.notify, env)}, on a failed run or new fields`] : []),
+    `  webhooks: ${webhooksLine(config, receiver)}`,
     "",
   ].join("\n");
 }
