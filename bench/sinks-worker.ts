@@ -1,7 +1,8 @@
 /**
  * Measurements of the sinks section, each in its own process:
  *   node dist/bench/sinks-worker.js pg-load     DB URL RUN        our Postgres load of runs up to RUN
- *   node dist/bench/sinks-worker.js pg-csv      DB RUN FILE       the claim rows our load copies, as CSV (not timed)
+ *   node dist/bench/sinks-worker.js pg-csv      DB RUN FILE       the claim rows our load copies, as CSV, and their lines
+ *                                                                 as FILE.lines.csv (the warehouse's claim_lines rows; not timed)
  *   node dist/bench/sinks-worker.js csv-export  DB RUN DIR        our CSV export of run RUN (every resource)
  *   node dist/bench/sinks-worker.js csv-bare    DB RUN FILE       baseline: the same claim rows, bare csv-stringify to a file
  * Prints one JSON line: {ms, rows, maxRssMb}.
@@ -48,12 +49,20 @@ async function main(): Promise<void> {
     // The columns of the warehouse's claims table, as the sink fills them: id, typed fields, data.
     const fields = typedFields("claims");
     const conv = fields.map((f) => (f.type === "date" ? asDate : f.type === "decimal" ? asDecimal : asText));
+    const lines: (string | null)[][] = [];
     const rows = function* () {
       for (const d of runDeltas(db, "claims", [Number(a)])) {
-        yield [d.id, ...fields.map((f, i) => conv[i]!(valueAt(d.data, f.path))), JSON.stringify(d.data), String(d.runId)];
+        const run = String(d.runId);
+        const at = (path: string) => asText(valueAt(d.data, path));
+        const ls = (d.data as { lines?: unknown }).lines;
+        (Array.isArray(ls) ? (ls as Record<string, unknown>[]) : []).forEach((l, i) => {
+          lines.push([d.id, String(i + 1), at("memberId"), at("groupId"), asDate(valueAt(d.data, "serviceDateFrom")), asText(valueAt(l, "code")), asDecimal(valueAt(l, "amount")), run]);
+        });
+        yield [d.id, ...fields.map((f, i) => conv[i]!(valueAt(d.data, f.path))), JSON.stringify(d.data), run];
       }
     };
     const n = await csvFile(b, ["id", ...fields.map((f) => f.name), "data", "valid_from_run"], rows());
+    await csvFile(`${b}.lines.csv`, ["claim_id", "line_no", "memberId", "groupId", "serviceDateFrom", "code", "amount", "valid_from_run"], lines);
     out({ ms: 0, rows: n });
   } else if (mode === "csv-export") {
     const t0 = performance.now();

@@ -3,8 +3,10 @@
  * (a first sync of groups and claims, ~300,000 claims)
  *
  * - loaded into Postgres by the sink, against `psql \copy` of the same rows (the columns the
- *   sink's claims table has, as CSV) into a bare table of the same columns, then its primary key
- *   and indexes built (faster than copying into the indexed table), in the same cluster;
+ *   sink's claims table has, as CSV) into a bare table of the same columns, and of the claims'
+ *   lines into a bare `claim_lines` of the sink's columns (the sink derives them in the database),
+ *   then their primary keys and indexes built (faster than copying into indexed tables), in the
+ *   same cluster;
  * - exported as CSV, against a bare csv-stringify of the same rows to files.
  *
  * Each pair alternates BENCH_SINK_REPEAT times (3); the medians' ratio is the speed of ours
@@ -17,6 +19,7 @@ import { fileURLToPath } from "node:url";
 import pg from "pg";
 import { IndexedColumns } from "../src/store/analyst-schema.js";
 import { columnName } from "../src/store/resources.js";
+import { DEFAULT_SCHEMA } from "../src/sinks/postgres/connection.js";
 import { warehouseColumns } from "../src/sinks/postgres/warehouse-schema.js";
 import type { Report, Worker } from "./analyst.js";
 import { pgBinDir, startPgCluster } from "./pg-cluster.js";
@@ -95,25 +98,40 @@ export async function sinksSection(dir: string, o: SinksOptions, startSandbox: S
         await base.connect();
         const cols = warehouseColumns("claims").map((c) => `${c.name} ${c.type}`).join(", ");
         await base.query(`CREATE TABLE claims (id text NOT NULL, ${cols}, data jsonb NOT NULL, valid_from_run bigint NOT NULL)`);
+        await base.query(`CREATE TABLE claim_lines (claim_id text NOT NULL, line_no integer NOT NULL, "memberId" text, "groupId" text, "serviceDateFrom" date, code text, amount numeric, valid_from_run bigint NOT NULL)`);
         await base.end();
-        const indexes = ["ALTER TABLE claims ADD PRIMARY KEY (id)", ...IndexedColumns.claims.map((c) => `CREATE INDEX ON claims ("${columnName(c)}")`)];
+        const indexes = ["ALTER TABLE claims ADD PRIMARY KEY (id)", ...IndexedColumns.claims.map((c) => `CREATE INDEX ON claims ("${columnName(c)}")`), "ALTER TABLE claim_lines ADD PRIMARY KEY (claim_id, line_no)"];
         const t0 = performance.now();
         execFileSync(
           psql,
-          ["-h", cluster.socketDir, "-U", "postgres", "-d", `base${i}`, "-v", "ON_ERROR_STOP=1", "-c", `\\copy claims FROM '${file}' WITH (FORMAT csv, HEADER true)`, "-c", indexes.join("; ")],
+          ["-h", cluster.socketDir, "-U", "postgres", "-d", `base${i}`, "-v", "ON_ERROR_STOP=1", "-c", `\\copy claims FROM '${file}' WITH (FORMAT csv, HEADER true)`, "-c", `\\copy claim_lines FROM '${file}.lines.csv' WITH (FORMAT csv, HEADER true)`, "-c", indexes.join("; ")],
           { stdio: "pipe" },
         );
         copies.push(performance.now() - t0);
         const l = sinksWorker(["pg-load", db, cluster.url.replace("/postgres?", `/ours${i}?`), "1"]);
         loads.push(Number(l.ms));
         loaded = Number(l.rows);
+        // The same work: the baseline's tables hold as many claims and lines as the sink's.
+        const count = async (database: string, table: string) => {
+          const c = new pg.Client({ connectionString: cluster.url.replace("/postgres?", `/${database}?`) });
+          await c.connect();
+          try {
+            return Number((await c.query<{ n: string }>(`SELECT count(*) AS n FROM ${table}`)).rows[0]!.n);
+          } finally {
+            await c.end();
+          }
+        };
+        for (const [mine, theirs] of [["claims", "claims"], ["claim_lines", "claim_lines"]] as const) {
+          const [a, b] = [await count(`ours${i}`, `${DEFAULT_SCHEMA}.${mine}`), await count(`base${i}`, theirs)];
+          if (a !== b) throw new Error(`the baseline is not the same work: ${theirs} ${b} rows, the sink's ${mine} ${a}`);
+        }
       }
     } finally {
       await admin.end();
     }
     const pgRatio = median(copies) / median(loads);
     report(
-      `Postgres load of ${loaded} claim deltas (current and closed versions, ledger; one transaction) vs psql \\copy of the same rows into the same table, indexed after`,
+      `Postgres load of ${loaded} claim deltas and their lines (current and closed versions, ledger; one transaction) vs psql \\copy of the same rows into the same tables, indexed after`,
       `${pgRatio.toFixed(3)} of its speed (${secs(median(loads))} vs ${secs(median(copies))})`,
       ">= 0.7",
       pgRatio >= 0.7,
