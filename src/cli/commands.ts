@@ -218,6 +218,12 @@ export const COMMANDS: readonly CommandSpec[] = [
       { flags: "--groups <n>", description: "groups (policies) to generate", parse: "positiveInt" },
       { flags: "--claims-per-member <n>", description: "average claims per member", parse: "nonNegativeInt" },
       { flags: "--latency-ms <n>", description: "latency per request: each answer leaves n ms after its request arrived", parse: "nonNegativeInt" },
+      {
+        flags: "--answer-shapes <list>",
+        description:
+          "how writes answer, where the spec shows no body: write=shape,... (createGroup=group|groupPolicyId|empty, addSubscriber=accepted|id|request, " +
+          "addDependent=accepted|id|request|empty, terminate=coverage|member|empty, patchMember=member|empty, enrollmentStatus=documented|upper)",
+      },
     ],
     load: () => import("./commands/sandbox.js"),
   },
