@@ -16,6 +16,7 @@ import { NotFoundError, registerSecret } from "../errors.js";
 import { resolveClientOptions, type ClientOptions } from "./client-options.js";
 import { LIST_PATHS, paths, type ListResource } from "./endpoints.js";
 import { pollEnrollmentRequest, type WaitOptions } from "./enrollment-wait.js";
+import { groupRejection } from "./group-rejections.js";
 import { redactingLogger } from "./logger.js";
 import { paginate, type Page } from "./paginate.js";
 import { rawList, rawListItems, topLevelString } from "./raw-items.js";
@@ -105,7 +106,10 @@ export interface ServiceClient {
    * The writes read every plausible answer shape (write-answers.ts): what the answer identified,
    * `undefined` where it did not say, and `answer` (status and shape) recording what came.
    */
-  /** `POST /v2/groups`; `groupPolicyId` undefined when the answer did not name it (list groups to find it). */
+  /**
+   * `POST /v2/groups`; `groupPolicyId` undefined when the answer did not name it (list groups to find
+   * it). The spec's three refusals throw `GroupTakenError`, `EinOverlapError`, `UnknownReferenceError`.
+   */
   createGroup(body: CreateGroupBody): Promise<GroupCreated>;
   /** `POST /v2/groups/{groupPolicyId}/enroll/initial-enrollment`. */
   initialEnrollment(groupPolicyId: string, body: InitialEnrollmentBody): Promise<MembersEnrolled>;
@@ -249,7 +253,8 @@ export function createClient(options: ClientOptions): ServiceClient {
     listMembers: (filters, opts) => typed("members", Member, "Member", { ...filters }, opts),
     listMedicalClaims: (filters, opts) => typed("claims", MedicalClaim, "MedicalClaim", { ...filters }, opts),
     async createGroup(body) {
-      const { value, status } = await write("POST", paths.groups(), body);
+      // The spec's three refusals become typed errors naming the field (group-rejections.ts).
+      const { value, status } = await write("POST", paths.groups(), body).catch((err: unknown) => Promise.reject(groupRejection(err, body)));
       return readGroupCreated(status, value);
     },
     async initialEnrollment(groupPolicyId, body) {

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ApiError } from "../../../src/errors.js";
+import { ApiError, EinOverlapError, GroupTakenError, UnknownReferenceError } from "../../../src/errors.js";
 import type { ServiceClient } from "../../../src/api/index.js";
 import { startSandbox, type Sandbox } from "../../../src/sandbox/index.js";
 import { clientFor, walk } from "./walk-helpers.js";
@@ -54,16 +54,22 @@ describe("writes", () => {
     const email = await rejection(client.createGroup({ ...body, groupId: "G-NEW-2" }));
     expect(email.status).toBe(400);
     expect(email.serverMessage).toMatch(/adminEmail/);
+    expect(email).toBeInstanceOf(GroupTakenError);
+    expect((email as GroupTakenError).field).toBe("adminEmail");
     const number = await rejection(client.createGroup({ ...body, adminEmail: "other@newco.example.com" }));
     expect(number.serverMessage).toMatch(/groupId/);
+    expect([number.code, (number as GroupTakenError).field]).toEqual(["GROUP_TAKEN", "groupId"]);
     const overlap = await rejection(client.createGroup({ ...body, groupId: "G-NEW-3", adminEmail: "x@newco.example.com", effectiveDate: "2026-06-01", terminationDate: "2027-05-31" }));
     expect(overlap.serverMessage).toMatch(/EIN/);
+    expect(overlap).toBeInstanceOf(EinOverlapError);
     // The same EIN for the next, non-overlapping year is fine: one sponsor, many groups.
     const renewal = await client.createGroup({ ...body, groupId: "G-NEW-4", adminEmail: "y@newco.example.com", effectiveDate: "2027-02-01", terminationDate: "2028-01-31" });
     expect(renewal.group?.sponsorId).toBe(g.sponsorId);
     for (const [field, msg] of [["planDesignId", /planDesignId/], ["benefitBundleId", /benefitBundleId/], ["vendorId", /vendorId/]] as const) {
       const e = await rejection(client.createGroup({ ...body, groupId: `G-${field}`, adminEmail: `${field}@x.example.com`, ein: "11-1111111", [field]: "does-not-exist" }));
       expect(e.serverMessage).toMatch(msg);
+      expect(e).toBeInstanceOf(UnknownReferenceError);
+      expect((e as UnknownReferenceError).field).toBe(field);
     }
     const invalid = await rejection(client.createGroup({ ...body, adminEmail: "not-an-email", ein: "12" } as never));
     expect(invalid.status).toBe(400);
