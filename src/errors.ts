@@ -166,6 +166,11 @@ export class UnknownReferenceError extends GroupRejectedError {
   override readonly code = "UNKNOWN_REFERENCE";
 }
 
+/** A write whose answer was lost, and a look did not find it applied: it is not sent again blindly. */
+export class OutcomeUnknownError extends BenefitsSyncError {
+  readonly code = "OUTCOME_UNKNOWN";
+}
+
 /** The request never got an answer: refused, reset, timed out. */
 export class TransportError extends BenefitsSyncError {
   readonly code = "TRANSPORT";
