@@ -88,6 +88,24 @@ describe("benefits-sync groups create", () => {
     for (const ssn of SSNS) expect(`${first.stdout}${first.stderr}${again.stdout}${again.stderr}`).not.toContain(ssn);
   });
 
+  it("a create whose answer was lost is looked for in the listing, found, and not sent again", async () => {
+    const setFaults = (plan: unknown) => request(`${url}/_sandbox/faults`, { method: "POST", body: JSON.stringify(plan), headers: { "content-type": "application/json" } }).then((r) => r.body.dump());
+    const lostBefore = ((await (await request(`${url}/_sandbox/info`)).body.json()) as { stats: { byStatus: Record<string, number> } }).stats.byStatus.lost ?? 0;
+    await setFaults({ pathPrefix: "/v2/groups", lostAnswer: 1 });
+    try {
+      const r = await cli(["groups", "create", groupFile("lost.json", { groupId: "G-ONB-LOST", adminEmail: "lost@onboard.example.com", ein: "33-3333333" }, [{ self: person("Lu", "401-55-1009") }])]);
+      expect(r.stderr).toBe("");
+      expect(r.code).toBe(0);
+      expect(r.stdout).toContain("group G-ONB-LOST: created (its answer was lost; the listing shows it)");
+      expect(r.stdout).toContain("subscribers: 1 enrolled");
+    } finally {
+      await setFaults({});
+    }
+    const info = (await (await request(`${url}/_sandbox/info`)).body.json()) as { stats: { byStatus: Record<string, number> } };
+    expect((info.stats.byStatus.lost ?? 0) - lostBefore).toBe(1);
+    expect(await groupsNamed("G-ONB-LOST")).toHaveLength(1);
+  });
+
   it("each documented 400 comes back as its message naming the field", async () => {
     const base = groupFile("base.json", { groupId: "G-ONB-2", adminEmail: "hr2@onboard.example.com", ein: "66-7654321" });
     expect((await cli(["groups", "create", base])).code).toBe(0);
