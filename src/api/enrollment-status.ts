@@ -7,8 +7,9 @@
 import type { EnrollmentRequestStatus } from "../../schemas/enrollment-request.js";
 
 const SPELLINGS: Readonly<Record<EnrollmentRequestStatus, readonly string[]>> = {
-  succeeded: ["succeeded", "success", "successful", "completed", "complete", "done", "processed", "finished", "enrolled", "ok"],
-  failed: ["failed", "failure", "fail", "error", "errored", "rejected", "declined", "invalid", "cancelled", "canceled", "aborted"],
+  succeeded: ["succeeded", "success", "successful", "completed", "complete", "done", "processed", "finished", "enrolled", "approved", "ok"],
+  // A partial outcome is a failure: the details of what did not happen are in the portal.
+  failed: ["failed", "failure", "fail", "error", "errored", "rejected", "declined", "invalid", "cancelled", "canceled", "aborted", "partial", "partially_failed", "partially_succeeded", "completed_with_errors"],
   pending: ["pending", "queued", "submitted", "received", "accepted", "new", "created", "waiting", "scheduled"],
   processing: ["processing", "in_progress", "inprogress", "running", "started", "validating", "working"],
 };

@@ -181,6 +181,9 @@ describe("enrollment request polls", () => {
       ["rejected", "failed"],
       ["IN_PROGRESS", "processing"],
       ["queued", "pending"],
+      ["Approved", "succeeded"],
+      ["COMPLETED_WITH_ERRORS", "failed"],
+      ["partially-failed", "failed"],
     ];
     for (const [raw, status] of cases) {
       on("GET", "/v1/enrollmentRequests/er1", 200, { id: "er1", status: raw });
