@@ -137,6 +137,40 @@ export class ServerError extends ApiError {
   }
 }
 
+/**
+ * One of the three reasons the spec gives for refusing to create a group, with the field at fault
+ * (`api/group-rejections.ts` tells them apart, however the service words them).
+ */
+export abstract class GroupRejectedError extends ApiError {
+  constructor(
+    fields: ApiErrorFields,
+    readonly field: string,
+    advice: string,
+  ) {
+    super(fields, advice);
+  }
+}
+
+/** 400: the adminEmail or the group number (`groupId`) already belongs to another group. */
+export class GroupTakenError extends GroupRejectedError {
+  override readonly code = "GROUP_TAKEN";
+}
+
+/** 400: a sponsor with this EIN already has a policy whose dates overlap the new one's. */
+export class EinOverlapError extends GroupRejectedError {
+  override readonly code = "EIN_OVERLAP";
+}
+
+/** 400: planDesignId, benefitBundleId or vendorId references no existing record. */
+export class UnknownReferenceError extends GroupRejectedError {
+  override readonly code = "UNKNOWN_REFERENCE";
+}
+
+/** A write whose answer was lost, and a look did not find it applied: it is not sent again blindly. */
+export class OutcomeUnknownError extends BenefitsSyncError {
+  readonly code = "OUTCOME_UNKNOWN";
+}
+
 /** The request never got an answer: refused, reset, timed out. */
 export class TransportError extends BenefitsSyncError {
   readonly code = "TRANSPORT";

@@ -13,6 +13,7 @@ export * from "./errors.js";
 // The service client.
 export { createClient, paginate, resolveBaseUrl, retryDelay, parseRetryAfter, Environments } from "./api/index.js";
 export type { ClientOptions, ServiceClient, MemberFilters, ClaimFilters, ListOptions, Page, PageResult, Logger } from "./api/index.js";
+export type { AnswerSeen, CoverageTerminated, EnrollmentAccepted, EnrollmentRequestSeen, GroupCreated, MemberPatched, MembersEnrolled } from "./api/index.js";
 
 // Configuration.
 export { loadConfig, resolveService, clientOptionsFromConfig, Config } from "./config/index.js";

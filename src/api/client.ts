@@ -1,12 +1,9 @@
 import { Agent, type Dispatcher } from "undici";
 import { MedicalClaim } from "../../schemas/claim.js";
 import { Design } from "../../schemas/design.js";
-import { EnrollmentRequest, EnrollmentRequestAccepted } from "../../schemas/enrollment-request.js";
 import { Group } from "../../schemas/group.js";
-import { Member, type Coverage, type CoverageStatus } from "../../schemas/member.js";
+import { Member, type CoverageStatus } from "../../schemas/member.js";
 import {
-  InitialEnrollmentResult,
-  TerminateResult,
   type AddDependentBody,
   type AddSubscriberBody,
   type CreateGroupBody,
@@ -19,11 +16,27 @@ import { NotFoundError, registerSecret } from "../errors.js";
 import { resolveClientOptions, type ClientOptions } from "./client-options.js";
 import { LIST_PATHS, paths, type ListResource } from "./endpoints.js";
 import { pollEnrollmentRequest, type WaitOptions } from "./enrollment-wait.js";
+import { groupRejection } from "./group-rejections.js";
 import { redactingLogger } from "./logger.js";
 import { paginate, type Page } from "./paginate.js";
 import { rawList, rawListItems, topLevelString } from "./raw-items.js";
 import { parseJson, unwrapList, validate } from "./shape.js";
 import { createTransport, decodeUtf8, type Query, type TransportStats } from "./transport.js";
+import {
+  answerSeen,
+  readEnrolled,
+  readEnrollmentAccepted,
+  readEnrollmentRequest,
+  readGroupCreated,
+  readPatched,
+  readTerminated,
+  type CoverageTerminated,
+  type EnrollmentAccepted,
+  type EnrollmentRequestSeen,
+  type GroupCreated,
+  type MemberPatched,
+  type MembersEnrolled,
+} from "./write-answers.js";
 
 export type { ClientOptions } from "./client-options.js";
 
@@ -89,24 +102,31 @@ export interface ServiceClient {
   listMembers(filters?: MemberFilters, opts?: ListOptions): AsyncGenerator<Member>;
   /** `GET /v1/claims/medical` with filters, every item validated. */
   listMedicalClaims(filters?: ClaimFilters, opts?: ListOptions): AsyncGenerator<MedicalClaim>;
-  /** `POST /v2/groups`. */
-  createGroup(body: CreateGroupBody): Promise<Group>;
+  /*
+   * The writes read every plausible answer shape (write-answers.ts): what the answer identified,
+   * `undefined` where it did not say, and `answer` (status and shape) recording what came.
+   */
+  /**
+   * `POST /v2/groups`; `groupPolicyId` undefined when the answer did not name it (list groups to find
+   * it). The spec's three refusals throw `GroupTakenError`, `EinOverlapError`, `UnknownReferenceError`.
+   */
+  createGroup(body: CreateGroupBody): Promise<GroupCreated>;
   /** `POST /v2/groups/{groupPolicyId}/enroll/initial-enrollment`. */
-  initialEnrollment(groupPolicyId: string, body: InitialEnrollmentBody): Promise<InitialEnrollmentResult>;
+  initialEnrollment(groupPolicyId: string, body: InitialEnrollmentBody): Promise<MembersEnrolled>;
   /** `POST /v3/groups/{groupPolicyId}/enroll/add-subscriber`: answers an enrollment request to poll. */
-  addSubscriber(groupPolicyId: string, body: AddSubscriberBody): Promise<EnrollmentRequestAccepted>;
-  /** `GET /v1/enrollmentRequests/{id}`. */
-  getEnrollmentRequest(id: string, opts?: { signal?: AbortSignal | undefined }): Promise<EnrollmentRequest>;
+  addSubscriber(groupPolicyId: string, body: AddSubscriberBody): Promise<EnrollmentAccepted>;
+  /** `GET /v1/enrollmentRequests/{id}`: `status` is the documented one, `rawStatus` what the service sent. */
+  getEnrollmentRequest(id: string, opts?: { signal?: AbortSignal | undefined }): Promise<EnrollmentRequestSeen>;
   /** Poll until `succeeded` or `failed`; `TimeoutError` after `timeoutMs` (default 120 s). */
-  waitForEnrollmentRequest(id: string, opts?: WaitOptions): Promise<EnrollmentRequest>;
+  waitForEnrollmentRequest(id: string, opts?: WaitOptions): Promise<EnrollmentRequestSeen>;
   /** `POST /v3/groups/{groupPolicyId}/enroll/{subscriberCoverageId}/add-dependent`. */
-  addDependent(groupPolicyId: string, subscriberCoverageId: string, body: AddDependentBody): Promise<EnrollmentRequestAccepted>;
-  /** `POST /v3/groups/{groupPolicyId}/enroll/terminate`: answers the terminated coverage. */
-  terminate(groupPolicyId: string, body: TerminateBody): Promise<Coverage>;
+  addDependent(groupPolicyId: string, subscriberCoverageId: string, body: AddDependentBody): Promise<EnrollmentAccepted>;
+  /** `POST /v3/groups/{groupPolicyId}/enroll/terminate`: the coverage when the answer carried it (a 204 does not). */
+  terminate(groupPolicyId: string, body: TerminateBody): Promise<CoverageTerminated>;
   /** `GET /v1/members/{memberId}`. */
   getMember(memberId: string, opts?: { signal?: AbortSignal | undefined }): Promise<Member>;
-  /** `PATCH /v2/members/{memberId}`. */
-  patchMember(memberId: string, body: PatchMemberBody): Promise<Member>;
+  /** `PATCH /v2/members/{memberId}`; `member` undefined when the answer did not carry it. */
+  patchMember(memberId: string, body: PatchMemberBody): Promise<MemberPatched>;
   /** Low-level: one GET with retries, JSON-parsed, shape unchecked (used by doctor). `path` starts with `/`. */
   getJson(path: string, query?: Record<string, string | undefined>, opts?: { signal?: AbortSignal | undefined }): Promise<unknown>;
   /** Counters, for progress and the benchmark. */
@@ -136,10 +156,16 @@ export function createClient(options: ClientOptions): ServiceClient {
         })
       : undefined;
   const dispatcher: Dispatcher = o.dispatcher ?? (ownAgent as Agent);
-  const transport = createTransport({ ...o, dispatcher, logger: redactingLogger(o.logger) });
+  const log = redactingLogger(o.logger);
+  const transport = createTransport({ ...o, dispatcher, logger: log });
 
   const get = (path: string, query?: Query, signal?: AbortSignal) => transport.send({ method: "GET", path, query, signal });
-  const write = (method: "POST" | "PATCH", path: string, body: unknown) => transport.send({ method, path, body });
+  /** One write; its answer's status and shape are logged (types only: these bodies carry people). */
+  const write = async (method: "POST" | "PATCH", path: string, body: unknown) => {
+    const { value, status } = await transport.sendWithText({ method, path, body });
+    log.debug("write answer", { method, path, status, shape: answerSeen(status, value).shape });
+    return { value, status };
+  };
 
   function listQuery(resource: ListResource, filters: Record<string, string | undefined>): Query {
     const size = o.pageSize[resource] ?? o.pageSize.default;
@@ -215,7 +241,7 @@ export function createClient(options: ClientOptions): ServiceClient {
 
   const getEnrollmentRequest = async (id: string, opts: { signal?: AbortSignal | undefined } = {}) => {
     const path = paths.enrollmentRequest(id);
-    return validate(EnrollmentRequest, await get(path, undefined, opts.signal), `GET ${path}`, "EnrollmentRequest");
+    return readEnrollmentRequest(await get(path, undefined, opts.signal), id, `GET ${path}`);
   };
 
   return {
@@ -227,27 +253,28 @@ export function createClient(options: ClientOptions): ServiceClient {
     listMembers: (filters, opts) => typed("members", Member, "Member", { ...filters }, opts),
     listMedicalClaims: (filters, opts) => typed("claims", MedicalClaim, "MedicalClaim", { ...filters }, opts),
     async createGroup(body) {
-      const path = paths.groups();
-      return validate(Group, await write("POST", path, body), `POST ${path}`, "Group");
+      // The spec's three refusals become typed errors naming the field (group-rejections.ts).
+      const { value, status } = await write("POST", paths.groups(), body).catch((err: unknown) => Promise.reject(groupRejection(err, body)));
+      return readGroupCreated(status, value);
     },
     async initialEnrollment(groupPolicyId, body) {
-      const path = paths.initialEnrollment(groupPolicyId);
-      return validate(InitialEnrollmentResult, await write("POST", path, body), `POST ${path}`, "InitialEnrollmentResult");
+      const { value, status } = await write("POST", paths.initialEnrollment(groupPolicyId), body);
+      return readEnrolled(status, value);
     },
     async addSubscriber(groupPolicyId, body) {
-      const path = paths.addSubscriber(groupPolicyId);
-      return validate(EnrollmentRequestAccepted, await write("POST", path, body), `POST ${path}`, "EnrollmentRequestAccepted");
+      const { value, status } = await write("POST", paths.addSubscriber(groupPolicyId), body);
+      return readEnrollmentAccepted(status, value);
     },
     getEnrollmentRequest,
     waitForEnrollmentRequest: (id, opts = {}) =>
       pollEnrollmentRequest((signal) => getEnrollmentRequest(id, { signal }), id, opts, o.sleep, o.random),
     async addDependent(groupPolicyId, subscriberCoverageId, body) {
-      const path = paths.addDependent(groupPolicyId, subscriberCoverageId);
-      return validate(EnrollmentRequestAccepted, await write("POST", path, body), `POST ${path}`, "EnrollmentRequestAccepted");
+      const { value, status } = await write("POST", paths.addDependent(groupPolicyId, subscriberCoverageId), body);
+      return readEnrollmentAccepted(status, value);
     },
     async terminate(groupPolicyId, body) {
-      const path = paths.terminate(groupPolicyId);
-      return validate(TerminateResult, await write("POST", path, body), `POST ${path}`, "Coverage");
+      const { value, status } = await write("POST", paths.terminate(groupPolicyId), body);
+      return readTerminated(status, value, body.coverageId);
     },
     async memberText(memberId, opts = {}) {
       const path = paths.member(memberId);
@@ -264,8 +291,8 @@ export function createClient(options: ClientOptions): ServiceClient {
       return validate(Member, await get(path, undefined, opts.signal), `GET ${path}`, "Member");
     },
     async patchMember(memberId, body) {
-      const path = paths.patchMember(memberId);
-      return validate(Member, await write("PATCH", path, body), `PATCH ${path}`, "Member");
+      const { value, status } = await write("PATCH", paths.patchMember(memberId), body);
+      return readPatched(status, value);
     },
     getJson(path, query, opts = {}) {
       if (!path.startsWith("/")) throw new TypeError(`getJson: path must start with "/", got ${JSON.stringify(path)}`);

@@ -23,13 +23,13 @@ const SETTLED = new Set(["succeeded", "failed"]);
  * @example
  * const done = await pollEnrollmentRequest((signal) => client.getEnrollmentRequest(id, signal), id, { timeoutMs: 60_000 }, sleep, Math.random);
  */
-export async function pollEnrollmentRequest(
-  get: (signal: AbortSignal) => Promise<EnrollmentRequest>,
+export async function pollEnrollmentRequest<R extends EnrollmentRequest & { readonly rawStatus?: string }>(
+  get: (signal: AbortSignal) => Promise<R>,
   id: string,
   opts: WaitOptions,
   sleep: Sleep,
   random: () => number,
-): Promise<EnrollmentRequest> {
+): Promise<R> {
   const timeoutMs = opts.timeoutMs ?? 120_000;
   const intervalMs = opts.intervalMs ?? 500;
   const maxIntervalMs = opts.maxIntervalMs ?? 5_000;
@@ -40,7 +40,8 @@ export async function pollEnrollmentRequest(
   try {
     for (let n = 0; ; n++) {
       const req = await get(signal);
-      last = req.status;
+      // The timeout names the status as the service spelled it (an unknown one is still polled).
+      last = req.rawStatus || req.status;
       if (SETTLED.has(req.status)) return req;
       const ceiling = Math.min(maxIntervalMs, intervalMs * 2 ** n);
       await sleep(ceiling / 2 + (random() * ceiling) / 2, signal);

@@ -5,6 +5,8 @@ export type { ClientOptions, ResolvedClientOptions } from "./client-options.js";
 export { LIST_PATHS, ListResources, paths, segment } from "./endpoints.js";
 export type { ListResource } from "./endpoints.js";
 export { pollEnrollmentRequest } from "./enrollment-wait.js";
+export { enrollmentStatus } from "./enrollment-status.js";
+export type { AnswerSeen, CoverageTerminated, EnrollmentAccepted, EnrollmentRequestSeen, GroupCreated, MemberPatched, MembersEnrolled } from "./write-answers.js";
 export type { WaitOptions } from "./enrollment-wait.js";
 export { Environments, resolveBaseUrl } from "./environments.js";
 export type { Environment } from "./environments.js";

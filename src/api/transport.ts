@@ -59,8 +59,8 @@ export interface TransportStats {
 export interface Transport {
   /** Send one request with the client's retry policy; resolves to the parsed JSON (undefined for an empty 2xx body). */
   send(req: SendRequest): Promise<unknown>;
-  /** The same, also giving the body's text (the sync fingerprints list items by their text). */
-  sendWithText(req: SendRequest): Promise<{ value: unknown; text: string }>;
+  /** The same, also giving the body's text (the sync fingerprints list items by their text) and the status. */
+  sendWithText(req: SendRequest): Promise<{ value: unknown; text: string; status: number }>;
   /** The same, giving a 2xx body's bytes undecoded and unparsed (a known page is never decoded). */
   sendForBytes(req: SendRequest): Promise<Buffer>;
   readonly stats: TransportStats;
@@ -119,11 +119,11 @@ export function createTransport(opts: TransportOptions): Transport {
     return { ok: false, status, retryAfterMs, error: errorFromResponse({ status, method: req.method, path: pathWithQuery, text: decodeUtf8(bytes), retryAfterMs }) };
   }
 
-  async function sendWithText(req: SendRequest): Promise<{ value: unknown; text: string }> {
+  async function sendWithText(req: SendRequest): Promise<{ value: unknown; text: string; status: number }> {
     const { bytes, status } = await sendOk(req);
     const text = decodeUtf8(bytes);
     const value = req.noParse || text.trim() === "" ? undefined : parseJson(text, `${req.method} ${req.path}`, status);
-    return { value, text };
+    return { value, text, status };
   }
 
   const sendForBytes = async (req: SendRequest): Promise<Buffer> => (await sendOk(req)).bytes;

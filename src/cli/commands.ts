@@ -193,6 +193,22 @@ export const COMMANDS: readonly CommandSpec[] = [
     load: () => import("./commands/schedule.js"),
   },
   {
+    name: "groups create",
+    summary: "onboard a group from a JSON file: check its plan design, bundle and vendor, create it, enroll its subscribers",
+    description:
+      "Read FILE (JSON): the nine fields of a new group (groupId, adminEmail, sponsorName, ein, planDesignId, " +
+      "benefitBundleId, vendorId, effectiveDate, terminationDate) and optionally `subscribers`, households as " +
+      "add-subscriber takes them ({self, spouse?, children?, tags?}). Checks the file and the plan design, bundle and " +
+      "vendor against GET /v2/designs (a problem names the field and the value; nothing is sent), creates the group " +
+      "unless the group listing already has it, reads its planId from the listing, then enrolls the subscribers " +
+      "(add-subscriber in batches, each enrollment request polled) except those the member listing already shows. " +
+      "A write whose answer was lost is looked for, never sent again blindly. Against production it asks for --yes. " +
+      "Exit 0 when done, 1 when a write failed or its outcome is unknown (run it again: it looks first), 2 for a bad file.",
+    argument: { name: "file", description: "the group file (JSON)" },
+    options: [{ flags: "--yes", description: "confirm a write to the production service" }],
+    load: () => import("./commands/groups-create.js"),
+  },
+  {
     name: "demo",
     summary: "the whole story on the embedded sandbox: sync, a simulated day, sync again, deltas, a report",
     options: [
@@ -218,6 +234,12 @@ export const COMMANDS: readonly CommandSpec[] = [
       { flags: "--groups <n>", description: "groups (policies) to generate", parse: "positiveInt" },
       { flags: "--claims-per-member <n>", description: "average claims per member", parse: "nonNegativeInt" },
       { flags: "--latency-ms <n>", description: "latency per request: each answer leaves n ms after its request arrived", parse: "nonNegativeInt" },
+      {
+        flags: "--answer-shapes <list>",
+        description:
+          "how writes answer, where the spec shows no body: write=shape,... (createGroup=group|groupPolicyId|empty, addSubscriber=accepted|id|request, " +
+          "addDependent=accepted|id|request|empty, terminate=coverage|member|empty, patchMember=member|empty, enrollmentStatus=documented|upper)",
+      },
     ],
     load: () => import("./commands/sandbox.js"),
   },

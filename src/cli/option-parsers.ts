@@ -1,5 +1,6 @@
 /** Option value parsers: a bad value is a usage error at parse time, not a surprise mid-run. */
 import { InvalidArgumentError } from "commander";
+import { isCalendarDay } from "../calendar-day.js";
 import type { OptionSpec } from "./commands.js";
 
 const parsers: Record<NonNullable<OptionSpec["parse"]>, (value: string) => unknown> = {
@@ -12,10 +13,7 @@ const parsers: Record<NonNullable<OptionSpec["parse"]>, (value: string) => unkno
     return Number(v);
   },
   date: (v) => {
-    const d = new Date(`${v}T00:00:00Z`);
-    if (!/^\d{4}-\d{2}-\d{2}$/.test(v) || Number.isNaN(d.getTime()) || d.toISOString().slice(0, 10) !== v) {
-      throw new InvalidArgumentError("expected a date YYYY-MM-DD.");
-    }
+    if (!isCalendarDay(v)) throw new InvalidArgumentError("expected a date YYYY-MM-DD.");
     return v;
   },
   format: (v) => {

@@ -3,6 +3,7 @@
  * List answers are `{"data": [...], "hasMore": bool}`, serialised page by page straight to the socket.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { answerAccepted, answerGroup, answerPatched, answerTerminated, shownRequest, type AnswerShapes } from "./answer-shapes.js";
 import type { EnrollmentRequests } from "./enrollment-requests.js";
 import type { FaultPlan, ListResource } from "./faults.js";
 import { HttpError, readJson, sendJson } from "./http-util.js";
@@ -25,6 +26,8 @@ export interface ApiContext {
   keys: SandboxKeys;
   pageSize: { default: number; members: number };
   claimDateParams: { from: string; to: string };
+  /** How each write answers (the spec shows few of these bodies); default: the project's reading. */
+  answers: AnswerShapes;
 }
 
 /** Faults that shape list answers, as decided for this request. */
@@ -116,7 +119,7 @@ const ROUTES: Route[] = [
   {
     method: "POST",
     pattern: /^\/v2\/groups$/,
-    handle: async (ctx, req, res) => sendJson(res, 201, ctx.writes.createGroup(await readJson(req))),
+    handle: async (ctx, req, res) => answerGroup(res, ctx.answers, ctx.writes.createGroup(await readJson(req))),
   },
   {
     method: "POST",
@@ -126,17 +129,20 @@ const ROUTES: Route[] = [
   {
     method: "POST",
     pattern: /^\/v3\/groups\/([^/]+)\/enroll\/add-subscriber$/,
-    handle: async (ctx, req, res, [gp]) => sendJson(res, 202, ctx.writes.addSubscriber(gp as string, await readJson(req))),
+    handle: async (ctx, req, res, [gp]) => answerAccepted(res, ctx.answers.addSubscriber, ctx.writes.addSubscriber(gp as string, await readJson(req)), ctx.answers),
   },
   {
     method: "POST",
     pattern: /^\/v3\/groups\/([^/]+)\/enroll\/terminate$/,
-    handle: async (ctx, req, res, [gp]) => sendJson(res, 200, ctx.writes.terminate(gp as string, await readJson(req))),
+    handle: async (ctx, req, res, [gp]) => {
+      const { coverage, member } = ctx.writes.terminate(gp as string, await readJson(req));
+      answerTerminated(res, ctx.answers, coverage, member);
+    },
   },
   {
     method: "POST",
     pattern: /^\/v3\/groups\/([^/]+)\/enroll\/([^/]+)\/add-dependent$/,
-    handle: async (ctx, req, res, [gp, scid]) => sendJson(res, 202, ctx.writes.addDependent(gp as string, scid as string, await readJson(req))),
+    handle: async (ctx, req, res, [gp, scid]) => answerAccepted(res, ctx.answers.addDependent, ctx.writes.addDependent(gp as string, scid as string, await readJson(req)), ctx.answers),
   },
   {
     method: "GET",
@@ -144,7 +150,7 @@ const ROUTES: Route[] = [
     handle: (ctx, _req, res, [id]) => {
       const r = ctx.enrollments.get(id as string);
       if (!r) throw new HttpError(404, `Enrollment request ${id} not found`);
-      sendJson(res, 200, r);
+      sendJson(res, 200, shownRequest(ctx.answers, r));
     },
   },
   {
@@ -171,7 +177,7 @@ const ROUTES: Route[] = [
   {
     method: "PATCH",
     pattern: /^\/v2\/members\/([^/]+)$/,
-    handle: async (ctx, req, res, [id]) => sendJson(res, 200, ctx.writes.patchMember(id as string, await readJson(req))),
+    handle: async (ctx, req, res, [id]) => answerPatched(res, ctx.answers, ctx.writes.patchMember(id as string, await readJson(req))),
   },
   {
     method: "GET",

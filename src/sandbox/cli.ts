@@ -3,6 +3,7 @@ import { startSandbox } from "./sandbox.js";
 import { toSandboxOptions, untilStopped, type SandboxCommandOptions } from "./run-options.js";
 
 export type { SandboxCommandOptions } from "./run-options.js";
+export { SandboxOptionsError } from "./run-options.js";
 
 export interface SandboxCommandIo {
   /** Where lines go; default stdout. */
@@ -13,7 +14,7 @@ export interface SandboxCommandIo {
 
 /**
  * Run the sandbox until SIGINT/SIGTERM. Resolves to the exit status (0); a bad option throws a
- * ConfigError (the CLI maps it to exit 2).
+ * SandboxOptionsError (the CLI maps it to exit 2).
  * @example await runSandboxCommand({ port: "4010", members: "5000", seed: "7" });
  */
 export async function runSandboxCommand(options: SandboxCommandOptions, io: SandboxCommandIo = {}): Promise<number> {

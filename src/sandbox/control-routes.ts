@@ -33,6 +33,7 @@ export const FaultPlanSchema = z.strictObject({
   errorIssues: z.array(z.strictObject({ path: z.array(z.union([z.string(), z.number()])), message: z.string(), code: z.string() })).optional(),
   reset: Rate.optional(),
   hang: Rate.optional(),
+  lostAnswer: Rate.optional(),
   stuckCursorOn: z.enum(ListResources).optional(),
   pageSizeOverride: z.number().int().min(1).optional(),
   itemWithoutIdEvery: z.number().int().min(1).optional(),

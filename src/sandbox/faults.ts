@@ -44,6 +44,11 @@ export interface FaultPlan {
   reset?: FaultRate;
   /** Never answer (the socket stays open until the client gives up or the sandbox closes). */
   hang?: FaultRate;
+  /**
+   * A write is applied, then its connection is reset before the answer: the lost answer after which
+   * a client must look before sending again. Reads are never hit by it.
+   */
+  lostAnswer?: FaultRate;
   /** The next page of this resource repeats the same page forever (cursor does not advance). */
   stuckCursorOn?: ListResource;
   /** Serve pages of this size instead of the documented one. */
@@ -59,7 +64,7 @@ export interface FaultPlan {
   extraFields?: Partial<Record<ListResource, Record<string, unknown>>>;
 }
 
-export type FaultAction = "none" | "400" | "429" | "500" | "502" | "503" | "reset" | "hang";
+export type FaultAction = "none" | "400" | "429" | "500" | "502" | "503" | "reset" | "hang" | "lost";
 
 const ORDER: readonly [keyof FaultPlan, FaultAction][] = [
   ["hang", "hang"],
@@ -69,6 +74,7 @@ const ORDER: readonly [keyof FaultPlan, FaultAction][] = [
   ["http500", "500"],
   ["http502", "502"],
   ["http503", "503"],
+  ["lostAnswer", "lost"],
 ];
 
 /** Decides, per API request, what goes wrong. */

@@ -9,16 +9,30 @@ import { Kind, Rng, hash32 } from "./prng.js";
 import { randomAddress, randomLastName, randomMember } from "./person.js";
 import { money, type ClaimRec, type CoverageRec, type GroupRec, type MemberRec } from "./records.js";
 import type { SandboxState } from "./state.js";
-import { CheckNames, type CheckName } from "../reports/check-names.js";
 
 /**
- * What was planted: per check, the id each finding is keyed by: a claim, a coverage, or for
+ * The kinds of bad data the sandbox plants, named by the sandbox itself: it stands in for the
+ * service and shares no module with the product (a test checks that the report has a check of the
+ * same name for each kind, so the two cannot drift apart unnoticed).
+ */
+export const PlantedKinds = [
+  "claim_outside_coverage",
+  "claim_member_not_covered_in_group",
+  "coverage_plan_not_in_group",
+  "member_of_terminated_group",
+  "overlapping_coverages",
+  "claim_amount_not_decimal",
+] as const;
+export type PlantedKind = (typeof PlantedKinds)[number];
+
+/**
+ * What was planted: per kind, the id each finding is keyed by: a claim, a coverage, or for
  * overlapping coverages the two coverage ids sorted and joined by `+`.
  */
-export type PlantedInconsistencies = Record<CheckName, string[]>;
+export type PlantedInconsistencies = Record<PlantedKind, string[]>;
 
 export function emptyPlanted(): PlantedInconsistencies {
-  return Object.fromEntries(CheckNames.map((c) => [c, []])) as unknown as PlantedInconsistencies;
+  return Object.fromEntries(PlantedKinds.map((c) => [c, []])) as unknown as PlantedInconsistencies;
 }
 
 /**

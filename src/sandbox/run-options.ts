@@ -3,9 +3,20 @@
  * started from the command line stands in for the service, so its "today" is the real date unless
  * `--today` fixes it (tests, the demo and the benchmarks fix it, for reproducible runs).
  */
-import { ConfigError } from "../errors.js";
+import { parseAnswerShapes } from "./answer-shapes.js";
 import { isValidIsoDay } from "./dates.js";
 import type { SandboxOptions } from "./sandbox.js";
+
+/**
+ * Bad sandbox options, each problem on its own line. The sandbox's own error (it shares no module
+ * with the product): the CLI turns it into its usage error (exit 2).
+ */
+export class SandboxOptionsError extends Error {
+  constructor(readonly problems: readonly string[]) {
+    super(`Invalid sandbox options:\n${problems.map((p) => `  - ${p}`).join("\n")}`);
+    this.name = "SandboxOptionsError";
+  }
+}
 
 /** What the CLI table passes in (commander gives strings; library callers may pass numbers). */
 export interface SandboxCommandOptions {
@@ -18,6 +29,8 @@ export interface SandboxCommandOptions {
   latencyMs?: number | string | undefined;
   today?: string | undefined;
   webhookDelayMs?: number | string | undefined;
+  /** `write=shape,...`: how writes answer (answer-shapes.ts), e.g. `terminate=empty,enrollmentStatus=upper`. */
+  answerShapes?: string | undefined;
 }
 
 function num(problems: string[], name: string, v: number | string | undefined, min: number, max: number, integer = true): number | undefined {
@@ -35,7 +48,7 @@ export function realToday(now: Date = new Date()): string {
   return now.toISOString().slice(0, 10);
 }
 
-/** Turn command options into SandboxOptions; every bad value is reported in one ConfigError. */
+/** Turn command options into SandboxOptions; every bad value is reported in one SandboxOptionsError. */
 export function toSandboxOptions(o: SandboxCommandOptions): SandboxOptions {
   const problems: string[] = [];
   const out: SandboxOptions = {};
@@ -56,7 +69,8 @@ export function toSandboxOptions(o: SandboxCommandOptions): SandboxOptions {
   if (o.today === undefined) out.today = realToday();
   else if (isValidIsoDay(o.today)) out.today = o.today;
   else problems.push(`--today: expected a date YYYY-MM-DD, got ${JSON.stringify(o.today)}`);
-  if (problems.length) throw new ConfigError(problems);
+  if (o.answerShapes) out.answerShapes = parseAnswerShapes(o.answerShapes, problems);
+  if (problems.length) throw new SandboxOptionsError(problems);
   return out;
 }
 

@@ -4,6 +4,7 @@
  */
 import type { AddressInfo } from "node:net";
 import { advanceDay } from "./advance.js";
+import type { AnswerShapes } from "./answer-shapes.js";
 import type { ApiContext, SandboxKeys } from "./api-routes.js";
 import type { ChangeSet } from "./changes.js";
 import { EnrollmentRequests } from "./enrollment-requests.js";
@@ -44,6 +45,8 @@ export interface SandboxOptions {
   faults?: FaultPlan;
   /** Plant one record of each kind the reconciliation report's consistency checks look for. */
   inconsistencies?: boolean;
+  /** How each write answers, where the spec shows no body (answer-shapes.ts); default: the project's reading. */
+  answerShapes?: AnswerShapes;
   /** The fraction (0-1) of members that also carry SSN fields named in other styles, at depth; default 0. */
   extraSsnKeys?: number;
 }
@@ -142,6 +145,7 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
     keys,
     pageSize: { default: opts.pageSize?.default ?? 50, members: opts.pageSize?.members ?? 100 },
     claimDateParams: opts.claimDateParams ?? { from: "serviceDateFrom", to: "serviceDateTo" },
+    answers: { ...opts.answerShapes },
   };
   const srv = createSandboxServer(
     api,

@@ -22,6 +22,7 @@ export async function main(argv: string[] = process.argv.slice(2), io: { out?: (
       "latency-ms": { type: "string" },
       today: { type: "string" },
       "webhook-delay-ms": { type: "string" },
+      "answer-shapes": { type: "string" },
     },
     strict: true,
   });
@@ -36,6 +37,7 @@ export async function main(argv: string[] = process.argv.slice(2), io: { out?: (
       latencyMs: values["latency-ms"],
       today: values.today,
       webhookDelayMs: values["webhook-delay-ms"],
+      answerShapes: values["answer-shapes"],
     }),
   );
   out(JSON.stringify({ baseUrl: sb.baseUrl, keys: sb.keys, today: sb.today }));

@@ -54,6 +54,16 @@ export function createSandboxServer(api: ApiContext, control: ControlContext, fa
     }) as ServerResponse["end"];
   };
 
+  /** The write is done as usual; its answer never leaves: the connection is reset instead. */
+  const loseAnswer = (req: IncomingMessage, res: ServerResponse): void => {
+    count(stats, "lost");
+    res.writeHead = (() => res) as unknown as ServerResponse["writeHead"];
+    res.end = (() => {
+      req.socket.destroy();
+      return res;
+    }) as ServerResponse["end"];
+  };
+
   const respondError = (res: ServerResponse, path: string, e: unknown): void => {
     if (res.headersSent) {
       res.destroy();
@@ -80,6 +90,8 @@ export function createSandboxServer(api: ApiContext, control: ControlContext, fa
     stats.requests++;
     res.on("finish", () => count(stats, String(res.statusCode)));
     const d = faults.decide(path);
+    // A lost answer needs a write to lose: a read it would hit is served as usual.
+    if (d.action === "lost" && req.method === "GET") d.action = "none";
     if (d.latencyMs > 0 && d.action !== "none") await wait(d.latencyMs);
     switch (d.action) {
       case "hang":
@@ -110,6 +122,7 @@ export function createSandboxServer(api: ApiContext, control: ControlContext, fa
     // A served answer leaves `latency` after the request arrived: the sandbox's own work is part of
     // that time, as a real service's is part of its latency, instead of being queued behind it.
     if (d.latencyMs > 0) holdUntil(res, arrived + d.latencyMs);
+    if (d.action === "lost") loseAnswer(req, res);
     try {
       await handleApi(api, req, res, url, lf);
     } catch (e) {

@@ -1,31 +1,16 @@
 /**
- * The write endpoints' rules: validation with the project's zod schemas (a 400 with the `errors`
- * array), the documented uniqueness and reference rules, and the changes the reads then show.
+ * The write endpoints' rules: the sandbox's own validation of each body (write-bodies.ts: a 400 with
+ * the `errors` array), the documented uniqueness and reference rules, and the changes the reads then
+ * show. How each answer is shaped is the routes' choice (answer-shapes.ts).
  */
-import type { z } from "zod";
-import {
-  AddDependentBody,
-  AddSubscriberBody,
-  CreateGroupBody,
-  InitialEnrollmentBody,
-  PatchMemberBody,
-  TerminateBody,
-  type EnrolleeInput,
-} from "../../schemas/writes.js";
-import { isValidIsoDay } from "./dates.js";
-import type { EnrollmentRequests } from "./enrollment-requests.js";
-import { HttpError, zodIssues, type Issue } from "./http-util.js";
+import type { EnrollmentRequests, EnrollmentRequestRec } from "./enrollment-requests.js";
+import { HttpError } from "./http-util.js";
 import { randomUuid, shortId } from "./ids.js";
 import { formatSsn } from "./person.js";
 import { Kind, type Rng } from "./prng.js";
 import type { AddressRec, CoverageRec, GroupRec, MemberRec } from "./records.js";
 import type { SandboxState } from "./state.js";
-
-function parse<S extends z.ZodType>(schema: S, body: unknown): z.infer<S> {
-  const r = schema.safeParse(body);
-  if (!r.success) throw new HttpError(400, "Validation failed", zodIssues(r.error.issues));
-  return r.data;
-}
+import { WriteBodies, parseBody, type PersonInput } from "./write-bodies.js";
 
 function requireGroup(state: SandboxState, groupPolicyId: string): GroupRec {
   const g = state.getGroup(groupPolicyId);
@@ -45,13 +30,9 @@ export class Writes {
 
   /** POST /v2/groups. */
   createGroup(body: unknown): GroupRec {
-    const b = parse(CreateGroupBody, body);
+    const b = parseBody(WriteBodies.CreateGroup, body);
     const { state } = this;
-    const dateIssues: Issue[] = [];
-    if (!isValidIsoDay(b.effectiveDate)) dateIssues.push({ path: ["effectiveDate"], message: "not a calendar date", code: "invalid_format" });
-    if (!isValidIsoDay(b.terminationDate)) dateIssues.push({ path: ["terminationDate"], message: "not a calendar date", code: "invalid_format" });
-    if (!dateIssues.length && b.terminationDate < b.effectiveDate) dateIssues.push({ path: ["terminationDate"], message: "terminationDate is before effectiveDate", code: "custom" });
-    if (dateIssues.length) throw new HttpError(400, "Validation failed", dateIssues);
+    if (b.terminationDate < b.effectiveDate) throw new HttpError(400, "Validation failed", [{ path: ["terminationDate"], message: "terminationDate is before effectiveDate", code: "custom" }]);
     if (state.groups.some((g) => g.adminEmail.toLowerCase() === b.adminEmail.toLowerCase())) throw new HttpError(400, "adminEmail is already used by another group");
     if (state.groupByNumber(b.groupId)) throw new HttpError(400, `groupId ${b.groupId} is already used by another group`);
     const sameEin = state.groups.filter((g) => digits(g.ein) === digits(b.ein));
@@ -87,7 +68,7 @@ export class Writes {
     return group;
   }
 
-  private newMember(input: EnrolleeInput, id: string, subscriberId: string, coverage: Omit<CoverageRec, "id" | "subscriberCoverageId"> & { subscriberCoverageId?: string }): MemberRec {
+  private newMember(input: PersonInput, id: string, subscriberId: string, coverage: Omit<CoverageRec, "id" | "subscriberCoverageId"> & { subscriberCoverageId?: string }): MemberRec {
     const covId = randomUuid(this.rng);
     const a = input.address;
     const address: AddressRec = { line1: a?.line1 ?? "", line2: a?.line2 ?? null, city: a?.city ?? "", state: a?.state ?? "", zip: a?.zip ?? "" };
@@ -117,7 +98,7 @@ export class Writes {
   /** POST /v2/groups/{gp}/enroll/initial-enrollment: members at group start, synchronously. */
   initialEnrollment(groupPolicyId: string, body: unknown): { enrolled: number; members: MemberRec[] } {
     const g = requireGroup(this.state, groupPolicyId);
-    const b = parse(InitialEnrollmentBody, body);
+    const b = parseBody(WriteBodies.InitialEnrollment, body);
     const seen = new Set<string>();
     b.members.forEach((m, i) => {
       if (this.state.getMember(m.memberId) || seen.has(m.memberId)) throw new HttpError(400, "Validation failed", [{ path: ["members", i, "memberId"], message: `memberId ${m.memberId} is already enrolled`, code: "custom" }]);
@@ -142,9 +123,9 @@ export class Writes {
   }
 
   /** POST /v3/groups/{gp}/enroll/add-subscriber: an enrollment request, applied later. */
-  addSubscriber(groupPolicyId: string, body: unknown): { enrollmentRequestId: string } {
+  addSubscriber(groupPolicyId: string, body: unknown): EnrollmentRequestRec {
     requireGroup(this.state, groupPolicyId);
-    const b = parse(AddSubscriberBody, body);
+    const b = parseBody(WriteBodies.AddSubscriber, body);
     const req = this.enrollments.submit(() => {
       const g = this.state.getGroup(groupPolicyId);
       if (!g) return [{ path: [], message: "group no longer exists", code: "not_found" }];
@@ -162,16 +143,16 @@ export class Writes {
       }
       return [];
     });
-    return { enrollmentRequestId: req.id };
+    return req;
   }
 
   /** POST /v3/groups/{gp}/enroll/{scid}/add-dependent. */
-  addDependent(groupPolicyId: string, subscriberCoverageId: string, body: unknown): { enrollmentRequestId: string } {
+  addDependent(groupPolicyId: string, subscriberCoverageId: string, body: unknown): EnrollmentRequestRec {
     requireGroup(this.state, groupPolicyId);
     const subscriber = this.state.memberOfCoverage(subscriberCoverageId);
     const subCov = subscriber?.coverages.find((c) => c.id === subscriberCoverageId);
     if (!subscriber || !subCov || subCov.groupPolicyId !== groupPolicyId) throw new HttpError(404, `Subscriber coverage ${subscriberCoverageId} not found in group policy ${groupPolicyId}`);
-    const b = parse(AddDependentBody, body);
+    const b = parseBody(WriteBodies.AddDependent, body);
     const req = this.enrollments.submit(() => {
       const g = this.state.getGroup(groupPolicyId);
       if (!g || !g.plans.some((p) => p.id === b.plan)) return [{ path: ["plan"], message: `plan ${b.plan} is not a plan of this group`, code: "invalid_reference" }];
@@ -180,14 +161,13 @@ export class Writes {
       this.state.insertMember(this.newMember(dep, randomUuid(this.rng), subscriber.subscriberId, cov));
       return [];
     });
-    return { enrollmentRequestId: req.id };
+    return req;
   }
 
-  /** POST /v3/groups/{gp}/enroll/terminate: ends a coverage; answers with it. */
-  terminate(groupPolicyId: string, body: unknown): CoverageRec {
+  /** POST /v3/groups/{gp}/enroll/terminate: ends a coverage; gives it and its member. */
+  terminate(groupPolicyId: string, body: unknown): { coverage: CoverageRec; member: MemberRec } {
     requireGroup(this.state, groupPolicyId);
-    const b = parse(TerminateBody, body);
-    if (!isValidIsoDay(b.terminationDate)) throw new HttpError(400, "Validation failed", [{ path: ["terminationDate"], message: "not a calendar date", code: "invalid_format" }]);
+    const b = parseBody(WriteBodies.Terminate, body);
     const m = this.state.memberForUpdate(b.memberId);
     if (!m) throw new HttpError(404, `Member ${b.memberId} not found`);
     const cov = b.coverageId ? m.coverages.find((c) => c.id === b.coverageId && c.groupPolicyId === groupPolicyId) : m.coverages.filter((c) => c.groupPolicyId === groupPolicyId).pop();
@@ -196,17 +176,16 @@ export class Writes {
     cov.endDate = b.terminationDate;
     cov.status = "terminated";
     this.state.putMember(m);
-    return cov;
+    return { coverage: cov, member: m };
   }
 
   /** PATCH /v2/members/{id}: demographic fields only. */
   patchMember(memberId: string, body: unknown): MemberRec {
     const m = this.state.memberForUpdate(memberId);
     if (!m) throw new HttpError(404, `Member ${memberId} not found`);
-    const b = parse(PatchMemberBody, body);
+    const b = parseBody(WriteBodies.PatchMember, body);
     const forbidden = Object.keys(b).filter((k) => ["id", "ssn", "coverages", "createdAt", "subscriberId", "memberType"].includes(k));
     if (forbidden.length) throw new HttpError(400, "Validation failed", forbidden.map((k) => ({ path: [k], message: `${k} cannot be changed here`, code: "custom" })));
-    if (b.dateOfBirth !== undefined && !isValidIsoDay(b.dateOfBirth)) throw new HttpError(400, "Validation failed", [{ path: ["dateOfBirth"], message: "not a calendar date", code: "invalid_format" }]);
     if (b.firstName !== undefined) m.firstName = b.firstName;
     if (b.lastName !== undefined) m.lastName = b.lastName;
     if (b.dateOfBirth !== undefined) m.dateOfBirth = b.dateOfBirth;

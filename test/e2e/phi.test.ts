@@ -59,7 +59,7 @@ describe("PHI and keys never reach the snapshot, the outputs or the logs", () =>
       const accepted = await client.addSubscriber(group.id, {
         subscribers: [{ plan: group.plans[0]!.id, self: { firstName: "Canary", lastName: "Bird", dateOfBirth: "1990-02-28", ssn: CANARY, memberType: "employee" } }],
       });
-      expect((await client.waitForEnrollmentRequest(accepted.enrollmentRequestId, { timeoutMs: EVENT_DEADLINE_MS })).status).toBe("succeeded");
+      expect((await client.waitForEnrollmentRequest(accepted.enrollmentRequestId as string, { timeoutMs: EVENT_DEADLINE_MS })).status).toBe("succeeded");
       await client.close();
       collectSsns();
       expect(ssns.has(CANARY)).toBe(true);

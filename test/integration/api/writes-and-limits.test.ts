@@ -21,7 +21,7 @@ describe("enrollment requests", () => {
     const accepted = await c.addSubscriber("gp-1", {
       subscribers: [{ plan: "p1", self: { firstName: "A", lastName: "B", dateOfBirth: "1990-01-01", ssn: "123456789", memberType: "employee" } }],
     });
-    const done = await c.waitForEnrollmentRequest(accepted.enrollmentRequestId, { intervalMs: 20, timeoutMs: 5000 });
+    const done = await c.waitForEnrollmentRequest(accepted.enrollmentRequestId as string, { intervalMs: 20, timeoutMs: 5000 });
     expect(done.status).toBe("succeeded");
     expect(done.extra).toEqual({ kept: true });
     expect(server.hits.map((h) => `${h.method} ${h.path}`)).toEqual([

@@ -1,7 +1,6 @@
 import { request } from "undici";
 import { describe, expect, it } from "vitest";
-import { ConfigError } from "../../../src/errors.js";
-import { runSandboxCommand } from "../../../src/sandbox/cli.js";
+import { SandboxOptionsError, runSandboxCommand } from "../../../src/sandbox/cli.js";
 import { main } from "../../../src/sandbox/serve.js";
 import { waitUntil } from "../../helpers/wait.js";
 
@@ -22,10 +21,16 @@ describe("benefits-sync sandbox", () => {
     await expect(request(`${url}/v2/members`)).rejects.toThrow();
   });
 
-  it("rejects bad options with one ConfigError naming each", async () => {
-    const e = await runSandboxCommand({ port: "-1", members: "many", today: "2026-02-30" }).catch((x: unknown) => x);
-    expect(e).toBeInstanceOf(ConfigError);
-    expect((e as ConfigError).problems.join("\n")).toMatch(/--port[\s\S]*--members[\s\S]*--today/);
+  it("rejects bad options with one SandboxOptionsError naming each", async () => {
+    const e = await runSandboxCommand({ port: "-1", members: "many", today: "2026-02-30", answerShapes: "terminate=nothing,frobnicate=id" }).catch((x: unknown) => x);
+    expect(e).toBeInstanceOf(SandboxOptionsError);
+    expect((e as SandboxOptionsError).problems.join("\n")).toMatch(/--port[\s\S]*--members[\s\S]*--today/);
+    expect((e as SandboxOptionsError).problems).toEqual(
+      expect.arrayContaining([
+        '--answer-shapes: terminate cannot answer "nothing"; expected one of coverage, member, empty',
+        expect.stringMatching(/^--answer-shapes: unknown write "frobnicate"/),
+      ]),
+    );
   });
 
   it("serve.js main prints one JSON line with baseUrl and keys", async () => {

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ApiError } from "../../../src/errors.js";
+import { ApiError, EinOverlapError, GroupTakenError, UnknownReferenceError } from "../../../src/errors.js";
 import type { ServiceClient } from "../../../src/api/index.js";
 import { startSandbox, type Sandbox } from "../../../src/sandbox/index.js";
 import { clientFor, walk } from "./walk-helpers.js";
@@ -44,7 +44,9 @@ describe("writes", () => {
   it("creates a group from a plan design and applies the documented 400 rules", async () => {
     const r = await refs();
     const body = { groupId: "G-NEW-1", adminEmail: "admin@newco.example.com", sponsorName: "NewCo", ein: "98-7654321", ...r, effectiveDate: "2026-02-01", terminationDate: "2027-01-31" };
-    const g = await client.createGroup(body);
+    const created = await client.createGroup(body);
+    const g = created.group as NonNullable<typeof created.group>;
+    expect(created.groupPolicyId).toBe(g.id);
     expect(g.groupId).toBe("G-NEW-1");
     expect(g.plans?.[0]?.basePlanDesignId).toBe(r.planDesignId);
     expect((await walk(client, "groups")).some((x) => x.id === g.id)).toBe(true);
@@ -52,16 +54,22 @@ describe("writes", () => {
     const email = await rejection(client.createGroup({ ...body, groupId: "G-NEW-2" }));
     expect(email.status).toBe(400);
     expect(email.serverMessage).toMatch(/adminEmail/);
+    expect(email).toBeInstanceOf(GroupTakenError);
+    expect((email as GroupTakenError).field).toBe("adminEmail");
     const number = await rejection(client.createGroup({ ...body, adminEmail: "other@newco.example.com" }));
     expect(number.serverMessage).toMatch(/groupId/);
+    expect([number.code, (number as GroupTakenError).field]).toEqual(["GROUP_TAKEN", "groupId"]);
     const overlap = await rejection(client.createGroup({ ...body, groupId: "G-NEW-3", adminEmail: "x@newco.example.com", effectiveDate: "2026-06-01", terminationDate: "2027-05-31" }));
     expect(overlap.serverMessage).toMatch(/EIN/);
+    expect(overlap).toBeInstanceOf(EinOverlapError);
     // The same EIN for the next, non-overlapping year is fine: one sponsor, many groups.
     const renewal = await client.createGroup({ ...body, groupId: "G-NEW-4", adminEmail: "y@newco.example.com", effectiveDate: "2027-02-01", terminationDate: "2028-01-31" });
-    expect(renewal.sponsorId).toBe(g.sponsorId);
+    expect(renewal.group?.sponsorId).toBe(g.sponsorId);
     for (const [field, msg] of [["planDesignId", /planDesignId/], ["benefitBundleId", /benefitBundleId/], ["vendorId", /vendorId/]] as const) {
       const e = await rejection(client.createGroup({ ...body, groupId: `G-${field}`, adminEmail: `${field}@x.example.com`, ein: "11-1111111", [field]: "does-not-exist" }));
       expect(e.serverMessage).toMatch(msg);
+      expect(e).toBeInstanceOf(UnknownReferenceError);
+      expect((e as UnknownReferenceError).field).toBe(field);
     }
     const invalid = await rejection(client.createGroup({ ...body, adminEmail: "not-an-email", ein: "12" } as never));
     expect(invalid.status).toBe(400);
@@ -75,7 +83,7 @@ describe("writes", () => {
     expect(res.enrolled).toBe(2);
     const m = await client.getMember("ext-2");
     expect(m.coverages?.[0]?.groupId).toBe(g.groupId);
-    expect(m.coverages?.[0]?.subscriberCoverageId).toBe(res.members[0]?.coverages?.[0]?.id);
+    expect(m.coverages?.[0]?.subscriberCoverageId).toBe(res.members?.[0]?.coverages?.[0]?.id);
     const dup = await rejection(client.initialEnrollment(g.id, { members: [{ ...person("Zoë"), memberId: "ext-1" }] }));
     expect(dup.issues[0]?.path).toEqual(["members", 0, "memberId"]);
   });
@@ -84,9 +92,9 @@ describe("writes", () => {
     const groups = await walk(client, "groups");
     const g = groups.find((x) => (x.plans as unknown[]).length > 0) as { id: string; groupId: string; plans: { id: string }[] };
     const accepted = await client.addSubscriber(g.id, { subscribers: [{ plan: g.plans[0]?.id as string, self: person("Søren-Q"), spouse: person("Chloé-Q", "dependent"), children: [person("Liam-Q", "dependent")], tags: ["t"] }] });
-    const first = await client.getEnrollmentRequest(accepted.enrollmentRequestId);
+    const first = await client.getEnrollmentRequest(accepted.enrollmentRequestId as string);
     expect(["pending", "processing"]).toContain(first.status);
-    const done = await client.waitForEnrollmentRequest(accepted.enrollmentRequestId, { timeoutMs: EVENT_DEADLINE_MS });
+    const done = await client.waitForEnrollmentRequest(accepted.enrollmentRequestId as string, { timeoutMs: EVENT_DEADLINE_MS });
     expect(done.status).toBe("succeeded");
     const listed = await walk(client, "members", { groupId: g.groupId });
     const mine = listed.filter((m) => ["Søren-Q", "Chloé-Q", "Liam-Q"].includes(m.firstName as string));
@@ -95,7 +103,7 @@ describe("writes", () => {
     expect(mine.every((m) => (m.coverages as { subscriberCoverageId: string }[])[0]?.subscriberCoverageId === self.coverages[0]?.id)).toBe(true);
 
     const failing = await client.addSubscriber(g.id, { subscribers: [{ plan: "no-such-plan", self: person("Bad") }] });
-    const failed = await client.waitForEnrollmentRequest(failing.enrollmentRequestId, { timeoutMs: EVENT_DEADLINE_MS });
+    const failed = await client.waitForEnrollmentRequest(failing.enrollmentRequestId as string, { timeoutMs: EVENT_DEADLINE_MS });
     expect(failed.status).toBe("failed");
     expect(failed.errors?.length).toBeGreaterThan(0);
     const invalid = await rejection(client.addSubscriber(g.id, { subscribers: [] }));
@@ -109,20 +117,20 @@ describe("writes", () => {
     if (!sub) throw new Error("no subscriber");
     const cov = sub.coverages[0] as (typeof sub.coverages)[number];
     const acc = await client.addDependent(cov.groupPolicyId, cov.id, { plan: cov.planId, dependent: person("Quillon-Björn", "dependent") });
-    expect((await client.waitForEnrollmentRequest(acc.enrollmentRequestId, { timeoutMs: EVENT_DEADLINE_MS })).status).toBe("succeeded");
+    expect((await client.waitForEnrollmentRequest(acc.enrollmentRequestId as string, { timeoutMs: EVENT_DEADLINE_MS })).status).toBe("succeeded");
     const household = await walk(client, "members", { groupId: cov.groupId });
     const dep = household.find((m) => m.firstName === "Quillon-Björn") as { subscriberId: string; coverages: { subscriberCoverageId: string }[] };
     expect(dep.subscriberId).toBe(sub.subscriberId);
     expect(dep.coverages[0]?.subscriberCoverageId).toBe(cov.id);
 
     const terminated = await client.terminate(cov.groupPolicyId, { memberId: sub.id, coverageId: cov.id, terminationDate: "2026-01-31", reason: "left" });
-    expect(terminated).toMatchObject({ id: cov.id, endDate: "2026-01-31", status: "terminated" });
+    expect(terminated.coverage).toMatchObject({ id: cov.id, endDate: "2026-01-31", status: "terminated" });
     expect((await client.getMember(sub.id)).coverages?.[0]?.status).toBe("terminated");
 
-    const patched = await client.patchMember(sub.id, { lastName: "O'Brien", address: { city: "Boise" } });
-    expect(patched.lastName).toBe("O'Brien");
-    expect(patched.address?.city).toBe("Boise");
-    expect(patched.address?.line1).toBe(sub.address.line1);
+    const patched = (await client.patchMember(sub.id, { lastName: "O'Brien", address: { city: "Boise" } })).member;
+    expect(patched?.lastName).toBe("O'Brien");
+    expect(patched?.address?.city).toBe("Boise");
+    expect(patched?.address?.line1).toBe(sub.address.line1);
     expect((await client.getMember(sub.id)).lastName).toBe("O'Brien");
     const bad = await rejection(client.patchMember(sub.id, { dateOfBirth: "1990-13-01" }));
     expect(bad.status).toBe(400);

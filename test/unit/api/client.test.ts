@@ -81,17 +81,17 @@ describe("client endpoints (MockAgent)", () => {
       effectiveDate: "2025-01-01",
       terminationDate: "2025-12-31",
     };
-    expect((await c.createGroup(group)).id).toBe("g2");
+    expect((await c.createGroup(group)).groupPolicyId).toBe("g2");
     expect((await c.initialEnrollment("g/1", { members: [{ ...enrollee, memberId: "m1" }] })).enrolled).toBe(1);
-    expect(await c.addSubscriber("g1", { subscribers: [{ plan: "p1", self: enrollee }] })).toEqual({ enrollmentRequestId: "er1" });
+    expect((await c.addSubscriber("g1", { subscribers: [{ plan: "p1", self: enrollee }] })).enrollmentRequestId).toBe("er1");
     expect((await c.getEnrollmentRequest("er1")).status).toBe("succeeded");
     expect((await c.addDependent("g1", "sc 1", { plan: "p1", dependent: enrollee })).enrollmentRequestId).toBe("er2");
-    expect((await c.terminate("g1", { memberId: "m1", terminationDate: "2025-01-31" })).status).toBe("terminated");
+    expect((await c.terminate("g1", { memberId: "m1", terminationDate: "2025-01-31" })).coverage?.status).toBe("terminated");
     const members = [];
     for await (const m of c.listMembers({ status: "active", groupId: "g1" })) members.push(m);
     expect(members).toHaveLength(1);
     expect((await c.getMember("m 1/x")).id).toBe("m 1/x");
-    expect((await c.patchMember("m 1/x", { lastName: "C" })).lastName).toBe("C");
+    expect((await c.patchMember("m 1/x", { lastName: "C" })).member?.lastName).toBe("C");
     const claims = [];
     for await (const cl of c.listMedicalClaims({ memberId: "m1" })) claims.push(cl);
     expect(claims[0]?.claimAmount).toBe("10.00");

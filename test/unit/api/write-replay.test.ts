@@ -59,7 +59,7 @@ describe("a write is replayed only when the request provably never left", () => 
 
   it.each(["ECONNREFUSED", "UND_ERR_CONNECT_TIMEOUT", "EAI_AGAIN"])("POST failing with %s is retried", async (code) => {
     failOnceWith("POST", "/v2/groups", code, { id: "g2" });
-    await expect(client().createGroup(group as never)).resolves.toMatchObject({ id: "g2" });
+    await expect(client().createGroup(group as never)).resolves.toMatchObject({ groupPolicyId: "g2" });
     expect(attempts).toBe(2);
   });
 

@@ -1,0 +1,54 @@
+/**
+ * `benefits-sync groups create FILE`: onboard a group from a JSON file (onboarding/group-file.ts):
+ * check its references against the plan designs (nothing sent on a problem), create the group
+ * unless the listing already has it, then enroll the file's subscribers. Against production it
+ * asks for `--yes`. Exit 0 when the group exists and every household is enrolled, 1 when a write
+ * failed or its outcome is unknown (each says why), 2 for a bad file or usage.
+ */
+import { resolve } from "node:path";
+import { clientOptionsFromConfig, resolveService } from "../../config/index.js";
+import { ConfigError } from "../../errors.js";
+import type { CommandContext } from "../context.js";
+import { ExitCode } from "../exit-codes.js";
+import { requireYesForProduction } from "../production.js";
+
+export async function run(ctx: CommandContext): Promise<number> {
+  const file = String(ctx.options.file);
+  const { readGroupFile } = await import("../../onboarding/group-file.js");
+  const content = readGroupFile(resolve(ctx.cwd, file), file);
+  const config = ctx.config();
+  const target = resolveService(config);
+  if (target.kind !== "remote") {
+    throw new ConfigError(["--env sandbox: groups create needs a service that outlives the command; start one with `benefits-sync sandbox` and set BENEFITS_BASE_URL and BENEFITS_API_KEY"]);
+  }
+  requireYesForProduction(config, target, ctx.options.yes, "groups create");
+  const { createClient } = await import("../../api/client.js");
+  const { checkReferences, createGroupOnce } = await import("../../onboarding/create-group.js");
+  const { enrollHouseholds } = await import("../../eligibility/enroll-subscribers.js");
+  const client = createClient({ ...clientOptionsFromConfig(config), baseUrl: target.baseUrl, apiKey: target.apiKey });
+  try {
+    const refs = await checkReferences(client, content.group);
+    if (refs.problems.length) throw new ConfigError(refs.problems.map((p) => `${file}: ${p}; nothing was sent`));
+    const group = await createGroupOnce(client, content.group);
+    const households = await enrollHouseholds(client, group, content.subscribers);
+    const count = (s: string) => households.filter((h) => h.status === s).length;
+    const totals = { enrolled: count("enrolled"), already: count("already"), failed: count("failed"), unknown: count("unknown"), notSent: count("not sent") };
+    const ok = totals.failed + totals.unknown + totals.notSent === 0;
+    if (ctx.globals.json) {
+      ctx.stdout.write(`${JSON.stringify({ group, unchecked: refs.unchecked, subscribers: totals, households })}\n`);
+    } else if (!ctx.globals.quiet || !ok) {
+      const how = group.how === "found" ? "already there (an earlier run created it)" : group.answer === "lost" ? "created (its answer was lost; the listing shows it)" : "created";
+      ctx.stdout.write(`group ${group.groupId}: ${how}; groupPolicyId ${group.groupPolicyId}, plan ${group.planId}\n`);
+      if (refs.unchecked.length) ctx.stdout.write(`  not checked before sending (the plan design does not list them): ${refs.unchecked.join(", ")}\n`);
+      if (households.length) {
+        ctx.stdout.write(`subscribers: ${totals.enrolled} enrolled, ${totals.already} already enrolled, ${totals.failed} failed, ${totals.unknown} unknown, ${totals.notSent} not sent\n`);
+        for (const h of households.filter((x) => x.status !== "enrolled" && x.status !== "already")) {
+          ctx.stdout.write(`  subscribers[${h.index}]: ${h.status}${h.enrollmentRequestId ? ` (enrollment request ${h.enrollmentRequestId})` : ""}: ${h.reason ?? ""}\n`);
+        }
+      }
+    }
+    return ok ? ExitCode.OK : ExitCode.RUN_FAILED;
+  } finally {
+    await client.close();
+  }
+}
