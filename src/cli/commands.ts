@@ -235,6 +235,18 @@ export const COMMANDS: readonly CommandSpec[] = [
     load: () => import("./commands/sandbox-advance.js"),
   },
   {
+    name: "census plan",
+    summary: "compare a census file with the snapshot and print what apply would do; sends nothing",
+    description:
+      "Read the census CSV FILE (layout: docs/census.md), check every row (each problem with its line and column), " +
+      "match each person with the members of group G in the snapshot (SSN token, name, date of birth) and print the " +
+      "subscribers and dependents to add, the coverages to terminate, the demographic updates, the refused plan changes " +
+      "and the rows that cannot be matched, with the reason. Sends nothing. Exit 0, 2 for a file or group it cannot use.",
+    argument: { name: "file", description: "the census CSV file" },
+    options: [{ flags: "--group <group>", description: "the group: its number (groupId) or its policy id" }],
+    load: () => import("./commands/census-plan.js"),
+  },
+  {
     name: "webhooks serve",
     summary: "receive the service's webhooks: verify each, store it durably in the inbox, then answer 2xx",
     description:

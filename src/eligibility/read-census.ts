@@ -25,6 +25,8 @@ export interface RowProblem {
 }
 
 export interface Census {
+  /** Rows under the header, good or not. */
+  readonly rowCount: number;
   readonly rows: readonly CensusRow[];
   readonly problems: readonly RowProblem[];
 }
@@ -77,11 +79,11 @@ export function readCensus(text: string, file: string, piiKey: Buffer): Census {
     const { ssn, ...rest } = parsed.data;
     rows.push({ ...rest, line: rec.line, ssn, ssnToken: ssnToken(ssn, piiKey), ssnLast4: ssn.slice(-4) });
   }
-  return crossRowChecks(rows, problems);
+  return { rowCount: body.length, ...crossRowChecks(rows, problems) };
 }
 
 /** The rules between rows; a row that breaks one leaves the usable rows, with its problem. */
-function crossRowChecks(rows: CensusRow[], problems: RowProblem[]): Census {
+function crossRowChecks(rows: CensusRow[], problems: RowProblem[]): Omit<Census, "rowCount"> {
   const out: CensusRow[] = [];
   const bySsn = new Map<string, number>();
   const selfOf = new Map<string, CensusRow>();
