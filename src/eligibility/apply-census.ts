@@ -99,7 +99,7 @@ export async function applyCensus(
         record(journal, rec, { settled: true, outcome: e instanceof PermissionError ? "forbidden" : "unauthorized", message: e.message });
         stoppedBy = e.message;
       } else if (e instanceof ApiError) {
-        record(journal, rec, { settled: true, outcome: "failed", message: `${e.serverMessage ?? e.message}; ${PORTAL_ADVICE}` });
+        record(journal, rec, { settled: true, outcome: "failed", message: `${e.message}; ${PORTAL_ADVICE}` });
       } else {
         // The answer was lost (a timeout, a reset) or unreadable: the write may have landed. Look.
         opts.log(`${kind} (lines ${lines.join(", ")}): the answer was lost (${redact(e instanceof Error ? e.message : String(e))}); looking before deciding`);

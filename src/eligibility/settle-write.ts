@@ -6,7 +6,9 @@
  */
 import { redact, TimeoutError } from "../errors.js";
 import type { EnrollmentRequest } from "../../schemas/enrollment-request.js";
+import { errorBodyView } from "../api/body-view.js";
 import type { ServiceClient } from "../api/client.js";
+import { paths } from "../api/endpoints.js";
 import { readServiceGroup, type GroupReader } from "./service-group.js";
 
 /** The spec: "When a request fails, the details are visible in the portal." */
@@ -25,14 +27,19 @@ export type Settled =
   | { readonly settled: true; readonly outcome: "succeeded" | "failed" | "forbidden" | "unauthorized" | "found-applied" | "not-applied"; readonly message?: string }
   | { readonly settled: false; readonly outcome: "unsettled"; readonly message: string };
 
-/** The service's reasons for a failed enrollment request, one text, SSN-shaped values masked. */
+/**
+ * Why an enrollment request failed, as the client's one rule for answers that carry people allows:
+ * its `errors` may echo the enrollee, so they are described (how many, which field paths), never
+ * quoted; the portal has the details.
+ */
 export function failureText(req: EnrollmentRequest): string {
-  const reasons = (req.errors ?? []).map((e) => {
-    const o = e !== null && typeof e === "object" ? (e as { message?: unknown; path?: unknown }) : {};
-    const path = Array.isArray(o.path) && o.path.length ? `${o.path.join(".")}: ` : "";
-    return `${path}${typeof o.message === "string" ? o.message : JSON.stringify(e)}`;
+  const errors = (req.errors ?? []).map((e) => {
+    const path = e !== null && typeof e === "object" && Array.isArray((e as { path?: unknown }).path) ? ((e as { path: unknown[] }).path.map(String)) : [];
+    return { path, message: "" };
   });
-  return redact(`${reasons.length ? reasons.join("; ") : "no reason given"}; ${PORTAL_ADVICE}`);
+  const view = errorBodyView({ errors }, paths.enrollmentRequest(req.id));
+  const fields = (view.issues ?? []).map((i) => i.path.join(".")).filter((p) => p !== "");
+  return redact(`enrollment request ${req.id} failed: ${view.serverMessage}${fields.length ? `; fields: ${fields.join(", ")}` : ""}; ${PORTAL_ADVICE}`);
 }
 
 /**
