@@ -3,6 +3,7 @@
  * it, SSN as a token only. Read from the snapshot (`census plan`) or from the service (`census
  * apply`), both through {@link groupMember}, so the two cannot disagree on what a member is.
  */
+import { ssnToken } from "../store/pii.js";
 
 export interface GroupCoverage {
   readonly id: string;
@@ -34,6 +35,12 @@ export interface GroupView {
   /** The planIds of the group's plans, as the group listing gives them. */
   readonly plans: readonly string[];
   readonly members: readonly GroupMember[];
+}
+
+/** The SSN token of a plain SSN as a record holds it (text or number, any separators); null when there is none. */
+export function plainSsnToken(ssn: unknown, key: Buffer): string | null {
+  const digits = typeof ssn === "string" || typeof ssn === "number" ? String(ssn).replace(/\D/g, "") : "";
+  return digits === "" ? null : ssnToken(digits, key);
 }
 
 const str = (v: unknown): string | null => (typeof v === "string" && v !== "" ? v : null);

@@ -5,8 +5,7 @@
  */
 import type { ServiceClient } from "../api/client.js";
 import { ConfigError } from "../errors.js";
-import { ssnToken } from "../store/pii.js";
-import { groupMember, type GroupMember, type GroupView } from "./group-people.js";
+import { groupMember, plainSsnToken, type GroupMember, type GroupView } from "./group-people.js";
 
 /** The slice of the client the census reads with. */
 export type GroupReader = Pick<ServiceClient, "listGroups" | "listMembers">;
@@ -29,10 +28,7 @@ export async function findServiceGroup(client: GroupReader, group: string): Prom
  */
 export async function readServiceGroup(client: GroupReader, group: { groupPolicyId: string; groupNumber: string | null; plans: string[] }, key: Buffer): Promise<GroupView> {
   const members = new Map<string, GroupMember>();
-  const tokenOf = (m: Record<string, unknown>) => {
-    const digits = typeof m.ssn === "string" || typeof m.ssn === "number" ? String(m.ssn).replace(/\D/g, "") : "";
-    return digits === "" ? null : ssnToken(digits, key);
-  };
+  const tokenOf = (m: Record<string, unknown>) => plainSsnToken(m.ssn, key);
   for (const planId of group.plans) {
     for await (const m of client.listMembers({ planId })) {
       const gm = groupMember(m, group.groupPolicyId, tokenOf);

@@ -1,19 +1,21 @@
 /**
  * The group as the snapshot last saw it, for `census plan`: read-only, one read transaction, SSNs as
- * the stored tokens (the snapshot never held a plain one).
+ * tokens (the stored ones, or made here from a snapshot kept with `--pii keep`).
  */
 import { existsSync } from "node:fs";
 import { ConfigError } from "../errors.js";
 import { openDatabase } from "../store/database.js";
-import { groupMember, type GroupView } from "./group-people.js";
+import { groupMember, plainSsnToken, type GroupView } from "./group-people.js";
 
 /**
  * Read group `group` (its number or its policy id) and its members from the snapshot at `dbPath`.
+ * A snapshot kept with `--pii keep` holds plain SSNs: they are tokenized here, under `key`, as the
+ * census's are.
  * A missing snapshot or an unknown group is a ConfigError saying what to do (exit 2).
  *
  * @example const view = readSnapshotGroup("benefits-sync.db", "G-1001");
  */
-export function readSnapshotGroup(dbPath: string, group: string): GroupView {
+export function readSnapshotGroup(dbPath: string, group: string, key: Buffer): GroupView {
   if (dbPath === ":memory:" || !existsSync(dbPath)) throw new ConfigError([`db: no snapshot at ${dbPath}; run \`benefits-sync sync\` first (the plan compares the file with it)`]);
   const db = openDatabase(dbPath, { readonly: true });
   try {
@@ -32,7 +34,7 @@ export function readSnapshotGroup(dbPath: string, group: string): GroupView {
         .all(gp.id) as { data: string; covs: string }[];
       const members = rows.flatMap((r) => {
         const record = { ...(JSON.parse(r.data) as Record<string, unknown>), coverages: JSON.parse(r.covs) as unknown[] };
-        const m = groupMember(record, gp.id, (x) => (typeof x.ssn_token === "string" ? x.ssn_token : null));
+        const m = groupMember(record, gp.id, (x) => (typeof x.ssn_token === "string" ? x.ssn_token : plainSsnToken(x.ssn, key)));
         return m ? [m] : [];
       });
       return { groupPolicyId: gp.id, groupNumber: gp.groupId, plans, members };
@@ -41,3 +43,4 @@ export function readSnapshotGroup(dbPath: string, group: string): GroupView {
     db.close();
   }
 }
+

@@ -49,6 +49,20 @@ describe("census apply's guards and failures", () => {
     rmSync(join(dir, "benefits-sync.config.json"));
   });
 
+  it("plans against a snapshot kept with --pii keep (plain SSNs there) by the same tokens", async () => {
+    const db = join(dir, "keep.db");
+    const env = { BENEFITS_BASE_URL: sb.baseUrl, BENEFITS_DB: db };
+    expect((await run(["sync", "--pii", "keep"], env)).code).toBe(0);
+    const gp = group().id;
+    const m = ([...sb.iterate("members")] as MemberRec[]).find((x) => x.relationship === "self" && /^\d{3}-\d{2}-\d{4}$/.test(x.ssn) && x.coverages.some((c) => c.groupPolicyId === gp && c.endDate === null))!;
+    const file = join(dir, "keep.csv");
+    writeFileSync(file, `employee_id,relationship,first_name,last_name,date_of_birth,ssn\nE1,self,${m.firstName},${m.lastName},${m.dateOfBirth},${m.ssn}\n`);
+    const r = await run(["census", "plan", file, "--group", gp, "--json"], env);
+    expect(r.code, r.stderr).toBe(0);
+    const p = JSON.parse(r.stdout.trim().split("\n").pop()!);
+    expect([p.unchanged, p.addSubscribers, p.unmatched]).toEqual([1, [], []]);
+  });
+
   it("refuses the embedded sandbox, which would vanish with the command", async () => {
     const r = await run(["census", "apply", census("emb", "Emb", "902-30-0002"), "--group", "G", "--env", "sandbox"], {});
     expect(r.code).toBe(2);

@@ -18,8 +18,8 @@ export async function run(ctx: CommandContext): Promise<number> {
   const { CensusFileError } = await import("../../eligibility/read-census.js");
   const { planCensus } = await import("../../eligibility/census-plan.js");
   const { planJson, planText } = await import("../../eligibility/plan-render.js");
-  const view = readSnapshotGroup(config.db, group);
   const key = snapshotPiiKey(config.db, config.piiKey);
+  const view = readSnapshotGroup(config.db, group, key);
   let census;
   try {
     census = loadCensus(file, key);
