@@ -168,7 +168,8 @@ export async function applyCensus(
     const m = index.match(r);
     return m.kind === "member" ? [{ line: r.line, memberId: m.member.memberId, coverageId: m.member.coverage.id }] : [];
   });
-  const failed = [...settledFromEarlier, ...requests].some((r) => FAILED.has(r.outcome) && !superseded(r, requests));
+  // An earlier write found not applied is no failure of this apply: the plan above decided it afresh.
+  const failed = requests.some((r) => FAILED.has(r.outcome) && !superseded(r, requests)) || settledFromEarlier.some((r) => r.outcome === "failed");
   return { status: failed || stoppedBy ? "failed" : "succeeded", settledFromEarlier, plan: planJson(plan), requests, learned, ...(stoppedBy ? { stoppedBy } : {}) };
 }
 

@@ -4,7 +4,9 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "no
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { mkdirSync } from "node:fs";
 import { startSandbox, type GroupRec, type MemberRec, type Sandbox } from "../../src/sandbox/index.js";
+import { ssnToken } from "../../src/store/pii.js";
 import { startCli } from "../helpers/cli-process.js";
 import { waitUntil } from "../helpers/wait.js";
 
@@ -114,5 +116,36 @@ describe("census apply across a crash and lost answers", () => {
     } finally {
       await new Promise<void>((r) => proxy.close(() => r()));
     }
+  });
+
+  it("a write an earlier apply recorded but never heard back from (killed before the answer): looked for, then sent only if absent", async () => {
+    sb = await startSandbox({ members: 80, groups: 2, seed: 33, enrollmentDelayMs: 50 });
+    const group = [...sb.iterate("groups")].at(-1)!;
+    const { file, names } = newHires(group, 2);
+    const piiKey = "census-test-pii-key-0123456789";
+    const token = (ssn: string) => ssnToken(ssn.replace(/\D/g, ""), Buffer.from(piiKey, "utf8"));
+    const run = (extra: string[]) => startCli(["census", "apply", file, "--group", group.id, ...extra], { ...env(sb.baseUrl), BENEFITS_PII_KEY: piiKey }, dir).done;
+    // The first hire is applied for real; then a journal is left saying both were being sent when the process died.
+    const one = join(dir, "one.csv");
+    writeFileSync(one, readFileSync(file, "utf8").split("\n").slice(0, 2).join("\n") + "\n");
+    expect((await startCli(["census", "apply", one, "--group", group.id], { ...env(sb.baseUrl), BENEFITS_PII_KEY: piiKey }, dir).done).code).toBe(0);
+    expect(hiresIn(group.id).map((m) => m.firstName)).toEqual(["Hire1"]);
+    const journal = join(dir, "snap.db.census", `${group.id}.journal.jsonl`);
+    mkdirSync(join(dir, "snap.db.census"), { recursive: true });
+    const intent = (id: string, line: number, ssn: string) => JSON.stringify({ t: "intent", id, kind: "add-subscriber", lines: [line], tokens: [token(ssn)], at: "2026-01-01T00:00:00Z" });
+    writeFileSync(journal, `${intent("x1", 2, "901-20-1000")}\n${intent("x2", 3, "901-20-1001")}\n`, { flag: "a" });
+    const accepted = sb.stats().byStatus["202"];
+
+    const r = await run(["--settle-seconds", "1", "--result", join(dir, "r.json")]);
+    expect(r.code, r.stderr).toBe(0);
+    const result = JSON.parse(readFileSync(join(dir, "r.json"), "utf8"));
+    expect(result.settledFromEarlier.map((w: { lines: number[]; outcome: string }) => [w.lines, w.outcome])).toEqual([
+      [[2], "found-applied"],
+      [[3], "not-applied"],
+    ]);
+    // Hire1 was found, never sent again; Hire2 was absent, so it was sent once.
+    expect(result.requests.map((q: { lines: number[]; outcome: string }) => [q.lines, q.outcome])).toEqual([[[3], "succeeded"]]);
+    expect(sb.stats().byStatus["202"]).toBe(accepted! + 1);
+    expect(hiresIn(group.id).map((m) => m.firstName).sort()).toEqual(names);
   });
 });
