@@ -121,6 +121,9 @@ export async function applyCensus(
       const s = await settleEnrollment(deps, requestId);
       record(journal, rec, s);
       if (!s.settled) stoppedBy = s.message;
+    } else if (kind === "add-subscriber" || kind === "add-dependent") {
+      // Accepted without a request id to poll (a shape the spec leaves open): the listing says whether it landed.
+      record(journal, rec, await settleByListing(deps, tokens));
     } else record(journal, rec, { settled: true, outcome: "succeeded" });
     opts.log(`${kind} (lines ${lines.join(", ")})${rec.enrollmentRequestId ? `, enrollment request ${rec.enrollmentRequestId}` : ""}: ${rec.outcome}${rec.message ? `: ${rec.message}` : ""}`);
     return [];

@@ -69,12 +69,12 @@ describe("census apply across a crash and lost answers", () => {
     expect(result.learned.map((l: { memberId: string }) => l.memberId).sort()).toEqual(hires.map((m) => m.id).sort());
   });
 
-  it("a write whose answer is lost is looked for, not sent again when it landed, sent again when it did not", async () => {
+  it("a write whose answer is lost (or unreadable) is looked for, not sent again when it landed, sent again when it did not", async () => {
     sb = await startSandbox({ members: 80, groups: 2, seed: 32, enrollmentDelayMs: 50 });
     const group = [...sb.iterate("groups")].at(-1)!;
     const { file, names } = newHires(group, 2);
     // A proxy that loses the answer of the first add-subscriber ("landed"), or drops it unsent ("dropped").
-    let mode: "landed" | "dropped" = "landed";
+    let mode: "landed" | "dropped" | "reshaped" = "landed";
     let fired = false;
     const proxy: Server = createServer((req, res) => {
       const chunks: Buffer[] = [];
@@ -87,6 +87,12 @@ describe("census apply across a crash and lost answers", () => {
           const body: Buffer[] = [];
           upRes.on("data", (c: Buffer) => body.push(c));
           upRes.on("end", () => {
+            if (target && mode === "reshaped") {
+              // Accepted, but answered in a shape the spec leaves open (`{id}`): the client cannot read it.
+              const { enrollmentRequestId } = JSON.parse(Buffer.concat(body).toString()) as { enrollmentRequestId: string };
+              res.writeHead(202, { "content-type": "application/json" });
+              return void res.end(JSON.stringify({ id: enrollmentRequestId }));
+            }
             if (target) return void req.socket.destroy();
             res.writeHead(upRes.statusCode ?? 500, upRes.headers);
             res.end(Buffer.concat(body));
@@ -113,6 +119,16 @@ describe("census apply across a crash and lost answers", () => {
       expect(hiresIn(group.id).filter((m) => m.firstName.startsWith("Late")).map((m) => m.firstName).sort()).toEqual(["Late1", "Late2", "Late3"]);
       expect(sb.stats().byStatus["202"]).toBe(2);
       expect(JSON.parse(readFileSync(join(dir, "dropped.json"), "utf8")).requests.map((r: { outcome: string }) => r.outcome)).toEqual(["not-applied", "succeeded"]);
+
+      // An answer the client cannot read is no answer: the write may have landed, so it is looked for.
+      const odd = newHires(group, 1, "Odd", "22");
+      mode = "reshaped";
+      fired = false;
+      const reshaped = await startCli(["census", "apply", odd.file, "--group", group.id, "--result", join(dir, "odd.json")], env(via), dir).done;
+      expect(reshaped.code, reshaped.stderr).toBe(0);
+      expect(hiresIn(group.id).filter((m) => m.firstName === "Odd1")).toHaveLength(1);
+      expect(sb.stats().byStatus["202"]).toBe(3);
+      expect(JSON.parse(readFileSync(join(dir, "odd.json"), "utf8")).requests.map((r: { outcome: string }) => r.outcome)).toEqual(["found-applied"]);
     } finally {
       await new Promise<void>((r) => proxy.close(() => r()));
     }
