@@ -149,31 +149,40 @@ export async function applyCensus(
     return lost;
   };
 
-  let view = await readServiceGroup(client, group, key);
-  const plan = planCensus(census, view);
-  opts.log(`plan: ${plan.addSubscribers.length} subscriber(s) and ${plan.addDependents.length} dependent(s) to add, ${plan.terminations.length} termination(s), ${plan.updates.length} update(s); ${plan.unmatched.length} row(s) cannot be matched, ${plan.refused.length} refused`);
-  if (planSends(plan)) {
-    let lost = await execute(plan);
-    // A write whose answer was lost and whose effect the listing does not show: planned again, once,
-    // from a fresh look, for those rows only (a write the service refused is never repeated).
-    if (lost.length > 0 && !stoppedBy) {
+  let shownPlan: Record<string, unknown> = {};
+  try {
+    let view = await readServiceGroup(client, group, key);
+    const plan = planCensus(census, view);
+    shownPlan = planJson(plan);
+    opts.log(`plan: ${plan.addSubscribers.length} subscriber(s) and ${plan.addDependents.length} dependent(s) to add, ${plan.terminations.length} termination(s), ${plan.updates.length} update(s); ${plan.unmatched.length} row(s) cannot be matched, ${plan.refused.length} refused`);
+    if (planSends(plan)) {
+      let lost = await execute(plan);
+      // A write whose answer was lost and whose effect the listing does not show: planned again, once,
+      // from a fresh look, for those rows only (a write the service refused is never repeated).
+      if (lost.length > 0 && !stoppedBy) {
+        view = await readServiceGroup(client, group, key);
+        const again = onlyLines(planCensus(census, view), new Set(lost));
+        const planned = new Set([...again.addSubscribers.flatMap((s) => [s.line, ...s.dependents]), ...[...again.addDependents, ...again.terminations, ...again.updates].map((x) => x.line)]);
+        for (const r of requests)
+          if (r.outcome === "not-applied" && r.lines.every((l) => !planned.has(l))) Object.assign(r, { outcome: "found-applied", message: "the answer was lost; the service shows its change" });
+        lost = await execute(again);
+      }
       view = await readServiceGroup(client, group, key);
-      const again = onlyLines(planCensus(census, view), new Set(lost));
-      const planned = new Set([...again.addSubscribers.flatMap((s) => [s.line, ...s.dependents]), ...[...again.addDependents, ...again.terminations, ...again.updates].map((x) => x.line)]);
-      for (const r of requests)
-        if (r.outcome === "not-applied" && r.lines.every((l) => !planned.has(l))) Object.assign(r, { outcome: "found-applied", message: "the answer was lost; the service shows its change" });
-      lost = await execute(again);
     }
-    view = await readServiceGroup(client, group, key);
+    const index = new MemberIndex(view.members);
+    const learned = census.rows.flatMap((r) => {
+      const m = index.match(r);
+      return m.kind === "member" ? [{ line: r.line, memberId: m.member.memberId, coverageId: m.member.coverage.id }] : [];
+    });
+    // An earlier write found not applied is no failure of this apply: the plan above decided it afresh.
+    const failed = requests.some((r) => FAILED.has(r.outcome) && !superseded(r, requests)) || settledFromEarlier.some((r) => r.outcome === "failed");
+    return { status: failed || stoppedBy ? "failed" : "succeeded", settledFromEarlier, plan: shownPlan, requests, learned, ...(stoppedBy ? { stoppedBy } : {}) };
+  } catch (e) {
+    // A read that failed after writes were sent: the report still says what was sent, and the journal holds it.
+    const why = `${redact(e instanceof Error ? e.message : String(e))}; what was sent is recorded, and the next apply compares with the service again`;
+    opts.log(`stopped: ${why}`);
+    return { status: "failed", settledFromEarlier, plan: shownPlan, requests, learned: [], stoppedBy: why };
   }
-  const index = new MemberIndex(view.members);
-  const learned = census.rows.flatMap((r) => {
-    const m = index.match(r);
-    return m.kind === "member" ? [{ line: r.line, memberId: m.member.memberId, coverageId: m.member.coverage.id }] : [];
-  });
-  // An earlier write found not applied is no failure of this apply: the plan above decided it afresh.
-  const failed = requests.some((r) => FAILED.has(r.outcome) && !superseded(r, requests)) || settledFromEarlier.some((r) => r.outcome === "failed");
-  return { status: failed || stoppedBy ? "failed" : "succeeded", settledFromEarlier, plan: planJson(plan), requests, learned, ...(stoppedBy ? { stoppedBy } : {}) };
 }
 
 /** A lost write that was sent again and landed does not fail the apply. */

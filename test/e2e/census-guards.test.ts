@@ -87,6 +87,23 @@ describe("census apply's guards and failures", () => {
     expect(named("Rej")).toHaveLength(0);
   }, 90_000);
 
+  it("a failure after writes were sent (the member listing down) still leaves a result file saying what was sent", async () => {
+    // The listing before the writes answers; the one after them (to learn the UUIDs) fails.
+    sb.setFaults({ pathPrefix: "/v2/members", afterRequests: group().plans.length, http503: 1 });
+    try {
+      const r = await run(["census", "apply", census("down", "Down", "902-30-0005"), "--group", group().id, "--result", join(dir, "down.json")]);
+      expect(r.code).toBe(1);
+      const result = JSON.parse(readFileSync(join(dir, "down.json"), "utf8"));
+      expect(result.status).toBe("failed");
+      expect(result.requests.map((q: { kind: string; outcome: string }) => `${q.kind} ${q.outcome}`)).toEqual(["add-subscriber succeeded"]);
+      expect(result.stoppedBy).toContain("503");
+      expect(r.stdout).toContain("Result file:");
+    } finally {
+      sb.setFaults({});
+    }
+    expect(named("Down")).toHaveLength(1);
+  }, 90_000);
+
   it("reports an enrollment request that fails with its field paths (not its text) and the portal advice", async () => {
     // A proxy answers every poll as failed, as a service does when it rejects the enrollment later.
     const proxy: Server = createServer((req, res) => {
