@@ -257,6 +257,38 @@ export const COMMANDS: readonly CommandSpec[] = [
     load: () => import("./commands/sandbox-advance.js"),
   },
   {
+    name: "census plan",
+    summary: "compare a census file with the snapshot and print what apply would do; sends nothing",
+    description:
+      "Read the census CSV FILE (layout: docs/census.md), check every row (each problem with its line and column), " +
+      "match each person with the members of group G in the snapshot (SSN token, name, date of birth) and print the " +
+      "subscribers and dependents to add, the coverages to terminate, the demographic updates, the refused plan changes " +
+      "and the rows that cannot be matched, with the reason. Sends nothing. Exit 0, 2 for a file or group it cannot use.",
+    argument: { name: "file", description: "the census CSV file" },
+    options: [{ flags: "--group <group>", description: "the group: its number (groupId) or its policy id" }],
+    load: () => import("./commands/census-plan.js"),
+  },
+  {
+    name: "census apply",
+    summary: "make the service match a census file (idempotent; a journal survives a crash; a result file per apply)",
+    description:
+      "Plan FILE against group G as the service has it now, then carry the plan out through the API: add-subscriber in " +
+      "batches (each enrollment request polled until it succeeds or fails), add-dependent, terminate, patch " +
+      "demographics; then list the group's members by plan and record each row's member and coverage UUIDs in the " +
+      "result file (its path printed last). A write whose answer was lost is looked for before it is ever sent again; " +
+      "an apply killed midway is completed by the next. Refuses a file with row problems, and the production " +
+      "environment without --yes. Exit 0 when every request succeeded, 1 when one failed, 2 for bad input.",
+    argument: { name: "file", description: "the census CSV file" },
+    options: [
+      { flags: "--group <group>", description: "the group: its number (groupId) or its policy id" },
+      { flags: "--yes", description: "confirm an apply against the production environment" },
+      { flags: "--batch-size <n>", description: "subscribers per add-subscriber request (default 50)", parse: "positiveInt" },
+      { flags: "--settle-seconds <n>", description: "how long a write whose answer was lost is looked for in the member listing before it is planned again (default 30)", parse: "nonNegativeInt" },
+      { flags: "--result <file>", description: "where to write the result file (default <db>.census/results/<time>-<group policy>.json)" },
+    ],
+    load: () => import("./commands/census-apply.js"),
+  },
+  {
     name: "webhooks serve",
     summary: "receive the service's webhooks: verify each, store it durably in the inbox, then answer 2xx",
     description:

@@ -1,0 +1,109 @@
+/**
+ * The apply's memory across crashes: each write is recorded before it is sent and its answer when
+ * it comes, each line flushed to disk before the next step, so a `kill -9` at any point leaves a
+ * journal that says which writes may have reached the service. No SSN, no demographic value: lines,
+ * SSN tokens and ids. A lock file (with the holder's pid) keeps two applies off one group.
+ */
+import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, rmSync, writeSync } from "node:fs";
+import { dirname } from "node:path";
+
+export const WriteKinds = ["add-subscriber", "add-dependent", "terminate", "patch-member"] as const;
+export type WriteKind = (typeof WriteKinds)[number];
+
+export type JournalEntry =
+  | { readonly t: "intent"; readonly id: string; readonly kind: WriteKind; readonly lines: readonly number[]; readonly tokens: readonly string[]; readonly at: string }
+  | { readonly t: "accepted"; readonly id: string; readonly enrollmentRequestId: string; readonly at: string }
+  | { readonly t: "outcome"; readonly id: string; readonly outcome: string; readonly settled: boolean; readonly message?: string; readonly at: string };
+
+/** A write the journal has no final outcome for: it may or may not have reached the service. */
+export interface OpenWrite {
+  readonly intent: Extract<JournalEntry, { t: "intent" }>;
+  readonly enrollmentRequestId?: string;
+}
+
+/** Another apply holds the group's journal (exit 75: try again when it is done). */
+export class JournalBusyError extends Error {
+  readonly code = "CENSUS_BUSY";
+}
+
+export class ApplyJournal {
+  private constructor(
+    readonly path: string,
+    private readonly fd: number,
+    private readonly entries: JournalEntry[],
+  ) {}
+
+  /**
+   * Open (or create, mode 0600, its folder 0700) the journal at `path` and take its lock. A lock
+   * left by a process that is gone (killed) is taken over.
+   *
+   * @example const journal = ApplyJournal.open("snap.db.census/gp1.journal.jsonl");
+   */
+  static open(path: string): ApplyJournal {
+    mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+    takeLock(`${path}.lock`);
+    const entries: JournalEntry[] = [];
+    if (existsSync(path)) {
+      for (const line of readFileSync(path, "utf8").split("\n")) {
+        if (line.trim() === "") continue;
+        try {
+          entries.push(JSON.parse(line) as JournalEntry);
+        } catch {
+          // A line cut short by a crash mid-write: the step it recorded never happened after it.
+        }
+      }
+    }
+    return new ApplyJournal(path, openSync(path, "a", 0o600), entries);
+  }
+
+  /** Append one entry and flush it to disk before returning. */
+  append(entry: JournalEntry): void {
+    writeSync(this.fd, `${JSON.stringify(entry)}\n`);
+    fsyncSync(this.fd);
+    this.entries.push(entry);
+  }
+
+  /** The writes with no settled outcome, oldest first. */
+  openWrites(): OpenWrite[] {
+    const open = new Map<string, { intent: Extract<JournalEntry, { t: "intent" }>; enrollmentRequestId?: string }>();
+    for (const e of this.entries) {
+      if (e.t === "intent") open.set(e.id, { intent: e });
+      else if (e.t === "accepted") {
+        const w = open.get(e.id);
+        if (w) w.enrollmentRequestId = e.enrollmentRequestId;
+      } else if (e.settled) open.delete(e.id);
+    }
+    return [...open.values()];
+  }
+
+  close(): void {
+    closeSync(this.fd);
+    rmSync(`${this.path}.lock`, { force: true });
+  }
+}
+
+function takeLock(lock: string): void {
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      const fd = openSync(lock, "wx", 0o600);
+      writeSync(fd, String(process.pid));
+      closeSync(fd);
+      return;
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e;
+      const pid = Number(readFileSync(lock, "utf8").trim());
+      if (Number.isInteger(pid) && pid > 0 && alive(pid)) throw new JournalBusyError(`another census apply (pid ${pid}) is working on this group (${lock}); try again when it is done`);
+      rmSync(lock, { force: true });
+    }
+  }
+  throw new JournalBusyError(`could not take the lock ${lock}; try again`);
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === "EPERM";
+  }
+}

@@ -1,0 +1,125 @@
+/**
+ * A census file read and checked: the header against the layout, each row against its schema, then
+ * the rules between rows (one subscriber per employee, dependents with a subscriber, one row per
+ * SSN). The plain SSN is read only to compute the snapshot's SSN token (the same HMAC under the
+ * same key) and to be sent to the service; it is never written by anything downstream.
+ */
+import { ssnToken } from "../store/pii.js";
+import { CENSUS_COLUMNS, CensusRowSchema, type CensusRowFields } from "./census-row.js";
+import { csvRecords } from "./csv-records.js";
+
+/** One person of the file, checked. */
+export interface CensusRow extends Omit<CensusRowFields, "ssn"> {
+  readonly line: number;
+  /** Digits only; sent in enrollment bodies, never written to a file, a log or the plan. */
+  readonly ssn: string;
+  readonly ssnToken: string;
+  readonly ssnLast4: string;
+}
+
+/** A row the file gets wrong: the line, the column, what was expected (never the value). */
+export interface RowProblem {
+  readonly line: number;
+  readonly field: string;
+  readonly message: string;
+}
+
+export interface Census {
+  /** Rows under the header, good or not. */
+  readonly rowCount: number;
+  readonly rows: readonly CensusRow[];
+  readonly problems: readonly RowProblem[];
+}
+
+/** The file as a whole cannot be read as a census: nothing is planned or sent (exit 2). */
+export class CensusFileError extends Error {
+  readonly code = "CENSUS_FILE";
+  constructor(readonly file: string, readonly problems: readonly string[]) {
+    super(`${file}: not a census file this version reads:\n${problems.map((p) => `  - ${p}`).join("\n")}\nSee docs/census.md for the layout.`);
+    this.name = "CensusFileError";
+  }
+}
+
+/**
+ * Read a census text (`file` names it in messages). Throws {@link CensusFileError} for a header it
+ * cannot use; row problems are returned, each with its line and column.
+ *
+ * @example
+ * const { rows, problems } = readCensus(readFileSync("census.csv", "utf8"), "census.csv", piiKey);
+ */
+export function readCensus(text: string, file: string, piiKey: Buffer): Census {
+  const { records, unterminatedQuoteAt } = csvRecords(text);
+  if (unterminatedQuoteAt !== undefined) throw new CensusFileError(file, [`line ${unterminatedQuoteAt}: a quoted cell is never closed`]);
+  const [header, ...body] = records;
+  if (!header) throw new CensusFileError(file, ["the file is empty: expected a header row, then one row per person"]);
+  const names = header.fields.map((f) => f.trim().toLowerCase());
+  const known = new Set<string>(CENSUS_COLUMNS.map((c) => c.name));
+  const fileProblems: string[] = [];
+  names.forEach((n, i) => {
+    if (!known.has(n)) fileProblems.push(`header, column ${i + 1}: unknown column ${JSON.stringify(n.slice(0, 40))} (expected one of ${[...known].join(", ")})`);
+    else if (names.indexOf(n) !== i) fileProblems.push(`header, column ${i + 1}: column ${n} appears twice`);
+  });
+  for (const c of CENSUS_COLUMNS) if (c.required && !names.includes(c.name)) fileProblems.push(`header: the required column ${c.name} is missing`);
+  if (fileProblems.length > 0) throw new CensusFileError(file, fileProblems);
+
+  const rows: CensusRow[] = [];
+  const problems: RowProblem[] = [];
+  for (const rec of body) {
+    if (rec.fields.length !== names.length) {
+      problems.push({ line: rec.line, field: "(row)", message: `expected ${names.length} cells as in the header, found ${rec.fields.length}` });
+      continue;
+    }
+    const cells: Record<string, string> = Object.fromEntries(CENSUS_COLUMNS.map((c) => [c.name, ""]));
+    names.forEach((n, i) => (cells[n] = rec.fields[i]!));
+    const parsed = CensusRowSchema.safeParse(cells);
+    if (!parsed.success) {
+      for (const issue of parsed.error.issues) problems.push({ line: rec.line, field: String(issue.path[0] ?? "(row)"), message: issue.message });
+      continue;
+    }
+    const { ssn, ...rest } = parsed.data;
+    rows.push({ ...rest, line: rec.line, ssn, ssnToken: ssnToken(ssn, piiKey), ssnLast4: ssn.slice(-4) });
+  }
+  return { rowCount: body.length, ...crossRowChecks(rows, problems) };
+}
+
+/** The rules between rows; a row that breaks one leaves the usable rows, with its problem. */
+function crossRowChecks(rows: CensusRow[], problems: RowProblem[]): Omit<Census, "rowCount"> {
+  const out: CensusRow[] = [];
+  const bySsn = new Map<string, number>();
+  const selfOf = new Map<string, CensusRow>();
+  const spouseOf = new Set<string>();
+  for (const r of rows) {
+    const seen = bySsn.get(r.ssnToken);
+    if (seen !== undefined) {
+      problems.push({ line: r.line, field: "ssn", message: `the same SSN as line ${seen}: one row per person` });
+      continue;
+    }
+    bySsn.set(r.ssnToken, r.line);
+    if (r.relationship === "self") {
+      const first = selfOf.get(r.employee_id);
+      if (first) {
+        problems.push({ line: r.line, field: "relationship", message: `employee_id ${r.employee_id} already has its subscriber (self) on line ${first.line}` });
+        continue;
+      }
+      selfOf.set(r.employee_id, r);
+    }
+    out.push(r);
+  }
+  const kept = out.filter((r) => {
+    if (r.relationship === "self") return true;
+    if (!selfOf.has(r.employee_id)) {
+      problems.push({ line: r.line, field: "employee_id", message: `no subscriber row (relationship self) has employee_id ${r.employee_id}: a dependent's row carries its subscriber's employee_id` });
+      return false;
+    }
+    if (r.relationship === "spouse") {
+      if (spouseOf.has(r.employee_id)) {
+        problems.push({ line: r.line, field: "relationship", message: `employee_id ${r.employee_id} already has a spouse row` });
+        return false;
+      }
+      spouseOf.add(r.employee_id);
+    }
+    return true;
+  });
+  problems.sort((a, b) => a.line - b.line);
+  return { rows: kept, problems };
+}

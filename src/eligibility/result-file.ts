@@ -1,0 +1,51 @@
+/**
+ * The result file of an apply: what was sent, each request's outcome, the UUIDs learned. Written
+ * whole or not at all (a temporary file, then a rename), mode 0600, and checked for a plain SSN of
+ * the census before it is renamed into place: the file is ours, so it follows the PHI rule.
+ */
+import { createHash } from "node:crypto";
+import { mkdirSync, renameSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import type { ApplyReport } from "./apply-census.js";
+import type { CensusRow } from "./read-census.js";
+
+/** Where an apply's result goes by default: beside the snapshot, one file per apply. */
+export function defaultResultPath(dbPath: string, groupPolicyId: string, at: Date): string {
+  const stamp = at.toISOString().replace(/[-:]/g, "").replace(/\.\d+Z$/, "Z");
+  return join(`${dbPath}.census`, "results", `${stamp}-${groupPolicyId.replace(/[^A-Za-z0-9_.-]/g, "_")}.json`);
+}
+
+export interface ResultMeta {
+  readonly file: string;
+  readonly fileBytes: Buffer;
+  readonly service: string;
+  readonly groupPolicyId: string;
+  readonly groupNumber: string | null;
+  readonly startedAt: string;
+  readonly finishedAt: string;
+}
+
+/**
+ * Write the result file at `path`; throws if the text would hold one of the census's SSNs (a bug,
+ * never a file written with it).
+ *
+ * @example writeResultFile(path, report, meta, census.rows)
+ */
+export function writeResultFile(path: string, report: ApplyReport, meta: ResultMeta, rows: readonly CensusRow[]): void {
+  const { fileBytes, ...shown } = meta;
+  const doc = {
+    ...shown,
+    fileSha256: createHash("sha256").update(fileBytes).digest("hex"),
+    group: { groupPolicyId: meta.groupPolicyId, groupNumber: meta.groupNumber },
+    ...report,
+  };
+  const text = `${JSON.stringify(doc, null, 2)}\n`;
+  for (const r of rows) {
+    const dashed = `${r.ssn.slice(0, 3)}-${r.ssn.slice(3, 5)}-${r.ssn.slice(5)}`;
+    if (text.includes(r.ssn) || text.includes(dashed)) throw new Error(`the result file would hold the SSN of line ${r.line}; it was not written`);
+  }
+  mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+  const tmp = `${path}.tmp-${process.pid}`;
+  writeFileSync(tmp, text, { mode: 0o600 });
+  renameSync(tmp, path);
+}

@@ -1,0 +1,61 @@
+import { readFileSync } from "node:fs";
+import { describe, expect, it } from "vitest";
+import { CENSUS_COLUMNS } from "../../../src/eligibility/census-row.js";
+import { CensusFileError, readCensus } from "../../../src/eligibility/read-census.js";
+import { ssnToken } from "../../../src/store/pii.js";
+
+const KEY = Buffer.alloc(32, 7);
+const HEADER = "employee_id,relationship,first_name,last_name,date_of_birth,ssn,city,coverage_end";
+
+describe("reading a census file", () => {
+  it("reads one person per row, with the snapshot's SSN token and no plain SSN but the digits kept in memory", () => {
+    const text = `${HEADER}\nE1,employee,Ann,Lee,1980-02-03,123-45-6789,"Austin, TX",\nE1,child,Bo,Lee,2015-06-07,123456780,,2026-03-31\n`;
+    const { rows, problems } = readCensus(text, "c.csv", KEY);
+    expect(problems).toEqual([]);
+    expect(rows.map((r) => [r.line, r.relationship, r.first_name, r.city, r.coverage_end])).toEqual([
+      [2, "self", "Ann", "Austin, TX", undefined],
+      [3, "child", "Bo", undefined, "2026-03-31"],
+    ]);
+    expect(rows[0]!.ssnToken).toBe(ssnToken("123456789", KEY));
+    expect(rows[0]!.ssnLast4).toBe("6789");
+  });
+
+  it("names the line and the column of each bad cell, and never quotes the value", () => {
+    const text = [
+      HEADER,
+      "E1,self,Ann,Lee,1980-02-30,123-45-6789,,",
+      'E2,self,"Cy\nDee",Lee,1981-01-01,12-345-678,,',
+      "E2,cousin,Di,Lee,1982-01-01,111-22-3333,,",
+      "E3,self,Ed,Fox,1970-01-01,222-33-4444,,2026-01-01",
+      "E3,self,Eve,Fox,1971-01-01,222-33-5555,,",
+      "E9,child,Flo,Fox,2010-01-01,222-33-6666,,",
+      "E4,self,Gus,Ray,1975-05-05,222-33-4444,,",
+    ].join("\n");
+    const { rows, problems } = readCensus(text, "c.csv", KEY);
+    expect(problems.map((p) => `${p.line} ${p.field}`)).toEqual([
+      "2 date_of_birth",
+      "3 ssn",
+      "5 relationship",
+      "7 relationship",
+      "8 employee_id",
+      "9 ssn",
+    ]);
+    expect(problems.find((p) => p.line === 9)!.message).toContain("line 6");
+    expect(JSON.stringify(problems)).not.toMatch(/345|1980-02-30|cousin/);
+    expect(rows.map((r) => r.line)).toEqual([6]);
+  });
+
+  it("refuses a header it cannot use, naming each column", () => {
+    const bad = () => readCensus("employee_id,relationship,first_name,last_name,date_of_birth,social\n", "c.csv", KEY);
+    expect(bad).toThrow(CensusFileError);
+    expect(bad).toThrow(/unknown column "social"/);
+    expect(bad).toThrow(/required column ssn is missing/);
+    expect(() => readCensus(`${HEADER}\nE1,self,"Ann,Lee\n`, "c.csv", KEY)).toThrow(/line 2: a quoted cell is never closed/);
+  });
+
+  it("documents exactly the columns it reads (docs/census.md)", () => {
+    const doc = readFileSync(new URL("../../../docs/census.md", import.meta.url), "utf8");
+    const documented = [...doc.matchAll(/^\| `([a-z_0-9]+)` \|/gm)].map((m) => m[1]);
+    expect(documented).toEqual(CENSUS_COLUMNS.map((c) => c.name));
+  });
+});
