@@ -194,9 +194,9 @@ export const COMMANDS: readonly CommandSpec[] = [
   },
   {
     name: "groups create",
-    summary: "onboard a group from a JSON file: check its plan design, bundle and vendor, create it, enroll its subscribers",
+    summary: "onboard a group from a JSON or YAML file: check its plan design, bundle and vendor, create it, enroll its subscribers",
     description:
-      "Read FILE (JSON): the nine fields of a new group (groupId, adminEmail, sponsorName, ein, planDesignId, " +
+      "Read FILE (JSON, or YAML when named .yaml or .yml; docs/groups-create.md): the nine fields of a new group (groupId, adminEmail, sponsorName, ein, planDesignId, " +
       "benefitBundleId, vendorId, effectiveDate, terminationDate) and optionally `subscribers`, households as " +
       "add-subscriber takes them ({self, spouse?, children?, tags?}). Checks the file and the plan design, bundle and " +
       "vendor against GET /v2/designs (a problem names the field and the value; nothing is sent), creates the group " +

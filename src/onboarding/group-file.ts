@@ -10,6 +10,7 @@ import { dotted } from "../config/problems.js";
 import { readConfigFile } from "../config/read-file.js";
 import { isCalendarDay } from "../calendar-day.js";
 import { ConfigError } from "../errors.js";
+import { readYamlFile } from "./read-yaml.js";
 
 const Household = z.strictObject({
   self: EnrolleeInput,
@@ -31,18 +32,18 @@ export interface GroupFileContent {
 const DATE_KEYS = new Set(["effectiveDate", "terminationDate", "dateOfBirth"]);
 
 /**
- * Read and check a group file (JSON). A YAML file is refused with what to do: reading YAML needs a
- * parser this tool does not ship.
+ * Read and check a group file: JSON, or YAML when its name ends in `.yaml` or `.yml` (read-yaml.ts).
  *
  * @example
  * readGroupFile("acme-2026.json", "acme-2026.json") // { group: {...}, subscribers: [...] }
  */
 export function readGroupFile(file: string, display: string): GroupFileContent {
-  if (/\.ya?ml$/i.test(file)) throw new ConfigError([`${display}: YAML is not supported yet; write the same keys as JSON (a .json file)`]);
-  const read = readConfigFile(file, { required: true, display });
+  const read = /\.ya?ml$/i.test(file) ? readYamlFile(file, display) : readConfigFile(file, { required: true, display });
   if (read.kind !== "ok") throw new ConfigError([read.kind === "problem" ? read.problem : `${display}: no such file`]);
   const parsed = GroupFile.safeParse(read.data);
-  const problems = parsed.success ? [] : parsed.error.issues.map((i) => `${display}: ${dotted(i.path)}: ${i.message}${shown(read.data, i.path)}`);
+  // YAML reads an unquoted 123456789 or 01234 as a number: say how to keep it text.
+  const yamlHint = (m: string) => (/\.ya?ml$/i.test(file) && /received number/.test(m) ? "; in YAML, put it in quotes" : "");
+  const problems = parsed.success ? [] : parsed.error.issues.map((i) => `${display}: ${dotted(i.path)}: ${i.message}${yamlHint(i.message)}${shown(read.data, i.path)}`);
   problems.push(...badDays(read.data, [], display));
   const g = parsed.data;
   if (g && g.effectiveDate > g.terminationDate) problems.push(`${display}: terminationDate: ${g.terminationDate} is before effectiveDate ${g.effectiveDate}`);
