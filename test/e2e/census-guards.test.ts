@@ -47,7 +47,7 @@ describe("census apply's guards and failures", () => {
     expect(yes.code, yes.stderr).toBe(0);
     expect(named("Prod")).toHaveLength(1);
     rmSync(join(dir, "benefits-sync.config.json"));
-  }, 90_000);
+  }, 600_000);
 
   it("plans against a snapshot kept with --pii keep (plain SSNs there) by the same tokens", async () => {
     const db = join(dir, "keep.db");
@@ -61,13 +61,13 @@ describe("census apply's guards and failures", () => {
     expect(r.code, r.stderr).toBe(0);
     const p = JSON.parse(r.stdout.trim().split("\n").pop()!);
     expect([p.unchanged, p.addSubscribers, p.unmatched]).toEqual([1, [], []]);
-  }, 90_000);
+  }, 600_000);
 
   it("refuses the embedded sandbox, which would vanish with the command", async () => {
     const r = await run(["census", "apply", census("emb", "Emb", "902-30-0002"), "--group", "G", "--env", "sandbox"], {});
     expect(r.code).toBe(2);
     expect(r.stderr).toContain("embedded sandbox");
-  }, 90_000);
+  }, 600_000);
 
   it("reports a request the service rejects (its status and field paths, never its text: enroll answers carry people) and the portal advice", async () => {
     sb.setFaults({ pathPrefix: "/v3/groups", http400: 1, errorMessage: "Subscriber Rej Guard rejected", errorIssues: [{ path: ["subscribers", 0, "self", "dateOfBirth"], message: "Rej Guard is too old", code: "custom" }] });
@@ -85,7 +85,7 @@ describe("census apply's guards and failures", () => {
       sb.setFaults({});
     }
     expect(named("Rej")).toHaveLength(0);
-  }, 90_000);
+  }, 600_000);
 
   it("a failure after writes were sent (the member listing down) still leaves a result file saying what was sent", async () => {
     // The listing before the writes answers; the one after them (to learn the UUIDs) fails.
@@ -102,7 +102,7 @@ describe("census apply's guards and failures", () => {
       sb.setFaults({});
     }
     expect(named("Down")).toHaveLength(1);
-  }, 90_000);
+  }, 600_000);
 
   it("reports an enrollment request that fails with its field paths (not its text) and the portal advice", async () => {
     // A proxy answers every poll as failed, as a service does when it rejects the enrollment later.
@@ -132,5 +132,5 @@ describe("census apply's guards and failures", () => {
     } finally {
       await new Promise<void>((r) => proxy.close(() => r()));
     }
-  }, 90_000);
+  }, 600_000);
 });

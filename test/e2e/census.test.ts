@@ -163,5 +163,5 @@ describe("census plan and apply against the sandbox", () => {
     }
     expect(existsSync(join(dir, "first.json"))).toBe(true);
     expect(statSync(join(dir, "first.json")).mode & 0o777).toBe(0o600);
-  }, 120_000);
+  }, 600_000);
 });

@@ -75,7 +75,7 @@ beforeAll(() => {
   makeClone(clone);
   makePrebuild(join(tmp, "prebuilds"));
   mkdirSync(join(tmp, "elsewhere"));
-}, 120_000);
+}, 600_000);
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 
 describe("install from a clone, as the README prints it", () => {

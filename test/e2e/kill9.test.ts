@@ -158,5 +158,5 @@ describe(`kill -9 at random moments (${ROUNDS} rounds)`, () => {
     db.close();
     expect(resumed).toBeGreaterThan(0);
     expect(partial).toBeGreaterThan(0);
-  }, 300_000);
+  }, 600_000);
 });

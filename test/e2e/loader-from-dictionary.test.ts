@@ -123,5 +123,5 @@ describe("a loader written from the dictionary alone", () => {
     } finally {
       db.close();
     }
-  }, 300_000);
+  }, 600_000);
 });

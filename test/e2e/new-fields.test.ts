@@ -89,7 +89,7 @@ describe("new field paths", () => {
     expect(table.code, table.stderr).toBe(0);
     for (const f of recorded) expect(table.stdout).toMatch(new RegExp(`^${f.resource}\\s+${f.path.replace(/\./g, "\\.")}\\s+2\\s+${f.firstSeenAt.replace(/\./g, "\\.")}$`, "m"));
     expect(table.stdout + told.stdout).not.toContain(SSN);
-  }, 120_000);
+  }, 600_000);
 
   it("doctor before any snapshot: none seen, and no snapshot file made", async () => {
     const fresh = join(dir, "none-yet.db");
@@ -99,7 +99,7 @@ describe("new field paths", () => {
     const text = await startCli(["doctor"], { ...env, BENEFITS_DB: fresh }, dir).done;
     expect(text.stdout).toContain(`New fields: none seen (no snapshot yet at ${fresh}).`);
     expect(existsSync(fresh)).toBe(false);
-  }, 60_000);
+  }, 600_000);
 
   it("doctor with a snapshot path that holds no snapshot: its checks still pass, and it says the file could not be read", async () => {
     const notOurs = join(dir, "notes.txt");
@@ -110,5 +110,5 @@ describe("new field paths", () => {
     expect(r.stdout).toContain("New fields: the snapshot could not be read (");
     expect(r.stdout).toContain(notOurs);
     expect(readFileSync(notOurs, "utf8")).toBe("not a database\n");
-  }, 60_000);
+  }, 600_000);
 });

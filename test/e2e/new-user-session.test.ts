@@ -100,5 +100,5 @@ describe("a new user's first session", () => {
     } finally {
       await setFaults({});
     }
-  }, 120_000);
+  }, 600_000);
 });

@@ -114,5 +114,5 @@ describe("SSN fields named in any style, at any depth", () => {
     } finally {
       reader.close();
     }
-  }, 180_000);
+  }, 600_000);
 });

@@ -37,7 +37,7 @@ beforeAll(() => {
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe("README: the sandbox as a stand-in", () => {
-  it("runs as printed: sandbox, sync, advance, sync sees the changed days", { timeout: 120_000 }, async () => {
+  it("runs as printed: sandbox, sync, advance, sync sees the changed days", { timeout: 600_000 }, async () => {
     const [serve, ...rest] = recipe();
     expect(serve).toMatch(/^benefits-sync sandbox\b/);
     const sandbox = spawn("sh", ["-c", `exec ${serve}`], { cwd: dir, env, stdio: ["ignore", "pipe", "pipe"] });

@@ -106,7 +106,7 @@ describe("benefits-sync sync / runs / demo", () => {
     expect(failed.stdout + failed.stderr).not.toContain(env.BENEFITS_API_KEY);
     const runs = await runCli(["runs", "--json"], { env: down, cwd: dir });
     expect((JSON.parse(runs.stdout) as { status: string }[])[0]!.status).toBe("failed");
-  }, 60_000);
+  }, 600_000);
 
   it("sync --out: a failed delivery exits 1 and keeps the run succeeded; the next sync --out to that directory carries its changes", async () => {
     const e = { ...env, BENEFITS_DB: join(dir, "deliver.db") };
@@ -156,7 +156,7 @@ describe("benefits-sync sync / runs / demo", () => {
     // --quiet prints nothing when all went well (cron mails whatever a job prints).
     const quiet = await runCli(["sync", ...window, "--quiet", "--out", out], { env: e, cwd: dir });
     expect([quiet.code, quiet.stdout, quiet.stderr]).toEqual([ExitCode.OK, "", ""]);
-  }, 60_000);
+  }, 600_000);
 
   it("demo runs the whole story and writes the run's deltas with a manifest that matches the files", async () => {
     const out = join(dir, "demo");
@@ -181,5 +181,5 @@ describe("benefits-sync sync / runs / demo", () => {
     const report = JSON.parse(readFileSync(join(out, "report", "report.json"), "utf8")) as { from: { runId: number }; to: { runId: number }; arithmeticHolds: boolean; findings: Record<string, number> };
     expect([report.from.runId, report.to.runId, report.arithmeticHolds]).toEqual([1, 2, true]);
     expect(report.findings.overlapping_coverages).toBeGreaterThanOrEqual(1);
-  }, 60_000);
+  }, 600_000);
 });

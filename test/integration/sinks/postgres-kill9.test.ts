@@ -38,7 +38,7 @@ beforeAll(async () => {
     if (i > 0) await sb.advance();
     expect((await runCli(["sync", ...window, "--quiet"], { env, cwd: dir })).code).toBe(ExitCode.OK);
   }
-}, 120_000);
+}, 600_000);
 afterAll(async () => {
   await sb?.close();
   if (dir) rmSync(dir, { recursive: true, force: true });
@@ -110,5 +110,5 @@ describe("kill -9 during a warehouse load", () => {
     } finally {
       db.close();
     }
-  }, 300_000);
+  }, 600_000);
 });

@@ -104,7 +104,7 @@ describe("the sandbox's sender, the inbox and the worker", () => {
     // Both writers together leave the snapshot equal to the service (the walk made the deletes).
     expect(stateToObject(snapshotState(t.db))).toEqual(stateToObject(expectedState(sandboxData(sb), TEST_PII_KEY)));
     expect(busyRounds).toBe(1);
-  }, 120_000); // a hang guard: two days of a 500-member sandbox, a full sync beside; ~20 s alone
+  }, 600_000); // a hang guard: two days of a 500-member sandbox, a full sync beside; ~20 s alone
 
   it("the safety net: with the receiver down a day's events are lost, and the next full walk brings the snapshot to the service's state", async () => {
     const { sb, client, t, inbox } = await setup();
