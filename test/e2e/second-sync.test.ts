@@ -5,7 +5,7 @@
  * Through the built CLI, on real files, against the sandbox over loopback.
  */
 import BetterSqlite3 from "better-sqlite3";
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -46,13 +46,19 @@ function runningRow(db: string): { run_id: number; started_at: string } | undefi
 describe("a second sync while the snapshot is taken", () => {
   it("during a slow sync: exits 75 before the first finishes, naming its run id, host, pid and start", async () => {
     const db = join(dir, "slow.db");
-    sb.setFaults({ latencyMs: 700 });
+    // The first sync is held at its first request until the second has answered: the service
+    // does not answer (hang), the first's client gives up after a second and tries again, for as
+    // long as it takes. (A slow sandbox alone was a race: on a loaded machine the second CLI took
+    // longer to start than the first took to finish.)
+    const cwd = mkdtempSync(join(dir, "slow-"));
+    writeFileSync(join(cwd, "benefits-sync.config.json"), JSON.stringify({ http: { headersTimeoutMs: 1000, retry: { maxAttempts: 100_000, baseMs: 50, capMs: 200 } } }));
+    sb.setFaults({ hang: 1 });
     try {
-      const first = startCli(["sync"], envFor(db), dir);
+      const first = startCli(["sync"], envFor(db), cwd);
       let firstDone = false;
       const firstResult = first.done.then((r) => ((firstDone = true), r));
       const row = await waitUntil("the first sync's run row", () => runningRow(db));
-      const second = await startCli(["sync", "--quiet"], envFor(db), dir).done;
+      const second = await startCli(["sync", "--quiet"], envFor(db), cwd).done;
       expect(firstDone, "the second sync waited for the first to finish").toBe(false);
       expect(second.code, second.stderr).toBe(75);
       expect(second.stderr).toContain(`run ${row.run_id} `);
@@ -60,7 +66,9 @@ describe("a second sync while the snapshot is taken", () => {
       expect(second.stderr).toContain(hostname());
       expect(second.stderr).toContain(`started ${row.started_at}`);
       expect(second.stderr).not.toContain("SQLITE_BUSY");
-      expect((await firstResult).code).toBe(0);
+      sb.setFaults({});
+      const done = await firstResult;
+      expect(done.code, done.stderr).toBe(0);
     } finally {
       sb.setFaults({});
     }
