@@ -40,19 +40,29 @@ describe("README: the sandbox as a stand-in", () => {
   it("runs as printed: sandbox, sync, advance, sync sees the changed days", { timeout: 600_000 }, async () => {
     const [serve, ...rest] = recipe();
     expect(serve).toMatch(/^benefits-sync sandbox\b/);
-    const sandbox = spawn("sh", ["-c", `exec ${serve}`], { cwd: dir, env, stdio: ["ignore", "pipe", "pipe"] });
-    let banner = "";
-    let errors = "";
-    let gone = false;
-    sandbox.stdout.on("data", (d: Buffer) => (banner += d.toString()));
-    sandbox.stderr.on("data", (d: Buffer) => (errors += d.toString()));
-    const exited = new Promise((resolve) => sandbox.once("close", resolve));
-    void exited.then(() => (gone = true));
+    // The README's port is fixed: a second suite on this machine may hold it for a while, so a
+    // start refused with EADDRINUSE is tried again until this test's own sandbox is up.
+    const start = () => {
+      const child = spawn("sh", ["-c", `exec ${serve}`], { cwd: dir, env, stdio: ["ignore", "pipe", "pipe"] });
+      const out = { banner: "", errors: "", gone: false };
+      child.stdout.on("data", (d: Buffer) => (out.banner += d.toString()));
+      child.stderr.on("data", (d: Buffer) => (out.errors += d.toString()));
+      const exited = new Promise((resolve) => child.once("close", resolve));
+      void exited.then(() => (out.gone = true));
+      return { child, out, exited };
+    };
+    let sb = start();
     try {
-      await waitUntil("the sandbox's banner", () => {
-        if (gone) throw new Error(`${serve} exited: ${errors}`);
-        return banner.includes("Press Ctrl+C");
+      await waitUntil("the sandbox's banner", async () => {
+        if (sb.out.gone) {
+          if (!/EADDRINUSE/.test(sb.out.errors)) throw new Error(`${serve} exited: ${sb.out.errors}`);
+          await new Promise((r) => setTimeout(r, 250));
+          sb = start();
+          return false;
+        }
+        return sb.out.banner.includes("Press Ctrl+C");
       });
+      const banner = sb.out.banner;
       const outputs: string[] = [];
       for (const line of rest) {
         const r = spawnSync("sh", ["-c", line], { cwd: dir, env, encoding: "utf8" });
@@ -70,8 +80,8 @@ describe("README: the sandbox as a stand-in", () => {
       expect(Number(m![1]) + Number(m![2]) + Number(m![3])).toBeGreaterThan(0);
       expect(Number(/^\s*claims\s+(\d+) seen/m.exec(last)?.[1])).toBeGreaterThan(0);
     } finally {
-      sandbox.kill("SIGTERM");
-      await exited;
+      sb.child.kill("SIGTERM");
+      await sb.exited;
     }
   });
 });
