@@ -194,14 +194,14 @@ export const COMMANDS: readonly CommandSpec[] = [
   },
   {
     name: "groups create",
-    summary: "onboard a group from a JSON or YAML file: check its plan design, bundle and vendor, create it, enroll its subscribers",
+    summary: "onboard a group from a JSON or YAML file: check its plan design, bundle and vendor, create it, enroll its members",
     description:
       "Read FILE (JSON, or YAML when named .yaml or .yml; docs/groups-create.md): the nine fields of a new group (groupId, adminEmail, sponsorName, ein, planDesignId, " +
-      "benefitBundleId, vendorId, effectiveDate, terminationDate) and optionally `subscribers`, households as " +
-      "add-subscriber takes them ({self, spouse?, children?, tags?}). Checks the file and the plan design, bundle and " +
+      "benefitBundleId, vendorId, effectiveDate, terminationDate), optionally `members` (a flat list, each with your memberId, " +
+      "as initial-enrollment takes them) and `subscribers` for later additions (households as add-subscriber takes them). Checks the file and the plan design, bundle and " +
       "vendor against GET /v2/designs (a problem names the field and the value; nothing is sent), creates the group " +
-      "unless the group listing already has it, reads its planId from the listing, then enrolls the subscribers " +
-      "(add-subscriber in batches, each enrollment request polled) except those the member listing already shows. " +
+      "unless the group listing already has it, reads its planId from the listing, then enrolls the members " +
+      "(initial-enrollment) and the subscribers (add-subscriber, each enrollment request polled) except those the member listing already shows. " +
       "A write whose answer was lost is looked for, never sent again blindly. Against production it asks for --yes. " +
       "Exit 0 when done, 1 when a write failed or its outcome is unknown (run it again: it looks first), 2 for a bad file.",
     argument: { name: "file", description: "the group file (JSON)" },

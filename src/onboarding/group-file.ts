@@ -1,8 +1,9 @@
 /**
- * The file `groups create` reads: the nine fields the spec lists for a new group, and optionally the
- * subscribers to enroll in it (each with spouse and children, as add-subscriber takes them). Every
- * problem is reported at once, naming the file and the key; nothing is sent while one remains. The
- * people in it carry SSNs, so no problem ever quotes a value under `subscribers`.
+ * The file `groups create` reads: the nine fields the spec lists for a new group, optionally the
+ * `members` to enroll at group start (a flat list, as initial-enrollment takes them, each with the
+ * caller's memberId), and optionally `subscribers` for add-subscriber (households with spouse and
+ * children). Every problem is reported at once, naming the file and the key; nothing is sent while
+ * one remains. The people in it carry SSNs, so no problem ever quotes a person's value.
  */
 import { z } from "zod";
 import { CreateGroupBody, EnrolleeInput } from "../../schemas/writes.js";
@@ -10,6 +11,7 @@ import { dotted } from "../config/problems.js";
 import { readConfigFile } from "../config/read-file.js";
 import { isCalendarDay } from "../calendar-day.js";
 import { ConfigError } from "../errors.js";
+import type { MemberInput } from "./initial-enrollment.js";
 import { readYamlFile } from "./read-yaml.js";
 
 const Household = z.strictObject({
@@ -20,11 +22,18 @@ const Household = z.strictObject({
 });
 export type Household = z.infer<typeof Household>;
 
-const GroupFile = CreateGroupBody.extend({ subscribers: z.array(Household).optional() });
+const Member = EnrolleeInput.extend({ memberId: z.string().min(1) });
+
+const GroupFile = CreateGroupBody.extend({ members: z.array(Member).optional(), subscribers: z.array(Household).optional() });
+
+/** The people's keys: nothing under them is ever quoted. */
+const PEOPLE = new Set(["members", "subscribers"]);
 
 export interface GroupFileContent {
-  /** The body of `POST /v2/groups`: the file's group fields, `subscribers` left out. */
+  /** The body of `POST /v2/groups`: the file's group fields, `members` and `subscribers` left out. */
   readonly group: CreateGroupBody;
+  /** For initial-enrollment (spec rule 2), in the file's order: dependents follow their employee. */
+  readonly members: readonly MemberInput[];
   readonly subscribers: readonly Household[];
 }
 
@@ -35,7 +44,7 @@ const DATE_KEYS = new Set(["effectiveDate", "terminationDate", "dateOfBirth"]);
  * Read and check a group file: JSON, or YAML when its name ends in `.yaml` or `.yml` (read-yaml.ts).
  *
  * @example
- * readGroupFile("acme-2026.json", "acme-2026.json") // { group: {...}, subscribers: [...] }
+ * readGroupFile("acme-2026.json", "acme-2026.json") // { group: {...}, members: [...], subscribers: [] }
  */
 export function readGroupFile(file: string, display: string): GroupFileContent {
   const read = /\.ya?ml$/i.test(file) ? readYamlFile(file, display) : readConfigFile(file, { required: true, display });
@@ -44,17 +53,29 @@ export function readGroupFile(file: string, display: string): GroupFileContent {
   // YAML reads an unquoted 123456789 or 01234 as a number: say how to keep it text.
   const yamlHint = (m: string) => (/\.ya?ml$/i.test(file) && /received number/.test(m) ? "; in YAML, put it in quotes" : "");
   const problems = parsed.success ? [] : parsed.error.issues.map((i) => `${display}: ${dotted(i.path)}: ${i.message}${yamlHint(i.message)}${shown(read.data, i.path)}`);
-  problems.push(...badDays(read.data, [], display));
+  problems.push(...badDays(read.data, [], display), ...repeatedIds(read.data.members, display));
   const g = parsed.data;
   if (g && g.effectiveDate > g.terminationDate) problems.push(`${display}: terminationDate: ${g.terminationDate} is before effectiveDate ${g.effectiveDate}`);
   if (problems.length > 0 || !parsed.success) throw new ConfigError(problems);
-  const { subscribers = [], ...group } = parsed.data;
-  return { group, subscribers };
+  const { members = [], subscribers = [], ...group } = parsed.data;
+  return { group, members, subscribers };
 }
 
-/** `, got "x"` for a group field; nothing under `subscribers` (a person's data is never quoted). */
+/** A memberId given twice: the service would refuse the second, and the file means two people. */
+function repeatedIds(members: unknown, display: string): string[] {
+  const first = new Map<string, number>();
+  return (Array.isArray(members) ? members : []).flatMap((m: unknown, i) => {
+    const id = (m as { memberId?: unknown } | null)?.memberId;
+    if (typeof id !== "string" || id === "") return [];
+    const at = first.get(id);
+    if (at === undefined) first.set(id, i);
+    return at === undefined ? [] : [`${display}: members[${i}].memberId: the same memberId as members[${at}]; each member needs their own`];
+  });
+}
+
+/** `, got "x"` for a group field; nothing under `members` or `subscribers` (a person's data is never quoted). */
 function shown(data: Record<string, unknown>, path: readonly PropertyKey[]): string {
-  if (path.length !== 1 || path[0] === "subscribers") return "";
+  if (path.length !== 1 || PEOPLE.has(String(path[0]))) return "";
   const v = data[String(path[0])];
   return typeof v === "string" ? `, got ${JSON.stringify(v)}` : "";
 }

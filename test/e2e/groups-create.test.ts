@@ -60,36 +60,100 @@ function groupFile(name: string, fields: Record<string, unknown>, subscribers?: 
 }
 
 const cli = (args: string[], env: Record<string, string> = {}) => startCli(args, { BENEFITS_BASE_URL: url, BENEFITS_API_KEY: fullKey, ...env }, dir).done;
+const setFaults = (plan: unknown) => request(`${url}/_sandbox/faults`, { method: "POST", body: JSON.stringify(plan), headers: { "content-type": "application/json" } }).then((r) => r.body.dump());
+const statusCount = async (key: string) => ((await (await request(`${url}/_sandbox/info`)).body.json()) as { stats: { byStatus: Record<string, number> } }).stats.byStatus[key] ?? 0;
+const lostCount = () => statusCount("lost");
+/** Run `fn` with the sandbox's fault plan set, and clear the plan afterwards whatever happens. */
+async function underFaults<T>(plan: unknown, fn: () => Promise<T>): Promise<T> {
+  await setFaults(plan);
+  try {
+    return await fn();
+  } finally {
+    await setFaults({});
+  }
+}
 const groupsNamed = async (groupId: string) => (await get("/v2/groups")).data.filter((g) => g.groupId === groupId);
 
 describe("benefits-sync groups create", () => {
-  it("creates the group, enrolls the households, and a second run sends nothing again", async () => {
-    const households = [{ self: person("Ada", SSNS[0]!), spouse: person("Bo", SSNS[1]!, "dependent"), children: [person("Cy", SSNS[2]!, "dependent")] }, { self: person("Di", SSNS[3]!) }];
-    const file = groupFile("acme.json", {}, households);
+  it("creates the group, enrolls its members with initial-enrollment, and a second run sends nothing", async () => {
+    const members = [
+      { ...person("Ada", SSNS[0]!), memberId: "acme-e-1" },
+      { ...person("Bo", SSNS[1]!, "dependent"), memberId: "acme-d-1" },
+      { ...person("Cy", SSNS[2]!, "dependent"), memberId: "acme-d-2" },
+      { ...person("Di", SSNS[3]!), memberId: "acme-e-2", address: { line1: "1 Main St", city: "Springfield", state: "IL", zip: "62701" }, email: "di@acme.example" },
+    ];
+    const file = groupFile("acme.json", { members });
     const first = await cli(["groups", "create", file, "--json"]);
     expect(first.stderr).toBe("");
     expect(first.code).toBe(0);
-    const report = JSON.parse(first.stdout) as { group: { groupPolicyId: string; how: string; answer: { status: number; shape: string } }; subscribers: Record<string, number> };
+    const report = JSON.parse(first.stdout) as { group: { groupPolicyId: string; how: string; answer: { status: number; shape: string } }; members: Record<string, number> };
     expect(report.group.how).toBe("created");
     expect(report.group.answer).toEqual({ status: 201, shape: "empty" });
-    expect(report.subscribers).toEqual({ enrolled: 2, already: 0, failed: 0, unknown: 0, notSent: 0 });
+    expect(report.members).toEqual({ enrolled: 4, already: 0, failed: 0, unknown: 0, notSent: 0 });
 
     const listed = await groupsNamed("G-ONB-1");
     expect(listed.map((g) => g.id)).toEqual([report.group.groupPolicyId]);
-    const members = (await get("/v2/members?groupId=G-ONB-1")).data;
-    expect(members.map((m) => m.firstName).sort()).toEqual(["Ada", "Bo", "Cy", "Di"]);
+    // The sandbox's own records: initial-enrollment keeps the caller's memberId and starts coverage on
+    // the group's effective date (add-subscriber would have minted ids and started today, 2026-01-15).
+    const enrolled = (await get("/v2/members?groupId=G-ONB-1")).data as { id: string; firstName: string; subscriberId: string; email?: string | null; coverages: { startDate: string }[] }[];
+    expect(enrolled.map((m) => [m.id, m.firstName]).sort()).toEqual([["acme-d-1", "Bo"], ["acme-d-2", "Cy"], ["acme-e-1", "Ada"], ["acme-e-2", "Di"]]);
+    expect(enrolled.flatMap((m) => m.coverages.map((c) => c.startDate))).toEqual(["2026-02-01", "2026-02-01", "2026-02-01", "2026-02-01"]);
+    const byId = new Map(enrolled.map((m) => [m.id, m]));
+    expect(byId.get("acme-d-1")!.subscriberId).toBe(byId.get("acme-e-1")!.subscriberId);
+    expect(byId.get("acme-e-2")!.subscriberId).not.toBe(byId.get("acme-e-1")!.subscriberId);
+    expect(byId.get("acme-e-2")!.email).toBe("di@acme.example");
 
-    const again = await cli(["groups", "create", file]);
+    // Every write under /v2/groups/ would be counted as a lost answer: a second run must send none.
+    const lostBefore = await lostCount();
+    const again = await underFaults({ pathPrefix: "/v2/groups/", lostAnswer: 1 }, () => cli(["groups", "create", file]));
+    expect(again.stderr).toBe("");
     expect(again.code).toBe(0);
     expect(again.stdout).toContain("group G-ONB-1: already there (an earlier run created it)");
-    expect(again.stdout).toContain("subscribers: 0 enrolled, 2 already enrolled, 0 failed, 0 unknown, 0 not sent");
+    expect(again.stdout).toContain("members: 0 enrolled, 4 already enrolled, 0 failed, 0 unknown, 0 not sent");
+    expect((await lostCount()) - lostBefore).toBe(0);
     expect(await groupsNamed("G-ONB-1")).toHaveLength(1);
     expect((await get("/v2/members?groupId=G-ONB-1")).data).toHaveLength(4);
     for (const ssn of SSNS) expect(`${first.stdout}${first.stderr}${again.stdout}${again.stderr}`).not.toContain(ssn);
   });
 
+  it("an initial enrollment whose answer was lost is looked for in the member listing: enrolled once, not sent again", async () => {
+    const members = [{ ...person("Lia", "401-55-1011"), memberId: "lost-e-1" }, { ...person("Max", "401-55-1012", "dependent"), memberId: "lost-d-1" }];
+    const file = groupFile("lost-members.json", { groupId: "G-ONB-LOSTM", adminEmail: "lostm@onboard.example.com", ein: "33-4444444", members });
+    const lostBefore = await lostCount();
+    const badBefore = await statusCount("400");
+    const r = await underFaults({ pathPrefix: "/v2/groups/", lostAnswer: 1 }, () => cli(["groups", "create", file]));
+    expect(r.stderr).toBe("");
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain("members: 2 enrolled, 0 already enrolled, 0 failed, 0 unknown, 0 not sent");
+    // Sent exactly once: a second send would have been lost too, or refused (the memberIds taken).
+    expect((await lostCount()) - lostBefore).toBe(1);
+    expect((await statusCount("400")) - badBefore).toBe(0);
+    const enrolled = (await get("/v2/members?groupId=G-ONB-LOSTM")).data;
+    expect(enrolled.map((m) => m.id).sort()).toEqual(["lost-d-1", "lost-e-1"]);
+  });
+
+  it("subscribers are still enrolled with add-subscriber, after the members", async () => {
+    const file = groupFile("both.json", {
+      groupId: "G-ONB-BOTH",
+      adminEmail: "both@onboard.example.com",
+      ein: "33-5555555",
+      members: [{ ...person("Nia", "401-55-1021"), memberId: "both-e-1" }],
+      subscribers: [{ self: person("Oli", "401-55-1022") }],
+    });
+    const r = await cli(["groups", "create", file]);
+    expect(r.stderr).toBe("");
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain("members: 1 enrolled, 0 already enrolled, 0 failed, 0 unknown, 0 not sent");
+    expect(r.stdout).toContain("subscribers: 1 enrolled, 0 already enrolled, 0 failed, 0 unknown, 0 not sent");
+    const enrolled = (await get("/v2/members?groupId=G-ONB-BOTH")).data as { id: string; firstName: string; coverages: { startDate: string }[] }[];
+    const byName = new Map(enrolled.map((m) => [m.firstName, m]));
+    expect(byName.get("Nia")!.id).toBe("both-e-1");
+    expect(byName.get("Nia")!.coverages[0]!.startDate).toBe("2026-02-01");
+    expect(byName.get("Oli")!.id).not.toBe("both-e-1");
+    expect(byName.get("Oli")!.coverages[0]!.startDate).toBe("2026-01-15");
+  });
+
   it("a create whose answer was lost is looked for in the listing, found, and not sent again", async () => {
-    const setFaults = (plan: unknown) => request(`${url}/_sandbox/faults`, { method: "POST", body: JSON.stringify(plan), headers: { "content-type": "application/json" } }).then((r) => r.body.dump());
     const lostBefore = ((await (await request(`${url}/_sandbox/info`)).body.json()) as { stats: { byStatus: Record<string, number> } }).stats.byStatus.lost ?? 0;
     await setFaults({ pathPrefix: "/v2/groups", lostAnswer: 1 });
     try {
@@ -161,13 +225,19 @@ describe("benefits-sync groups create", () => {
   });
 
   it("a bad file is refused with every problem naming the key, never quoting a person's data", async () => {
-    const file = groupFile("bad.json", { effectiveDate: "2026-02-30", adminEmail: "not-an-email" }, [{ self: { ...person("Eve", "12-345"), dateOfBirth: "1990-13-01" } }]);
+    const members = [{ ...person("Fay", "98-765"), memberId: "bad-1" }, { ...person("Gus", SSNS[0]!, "dependent"), memberId: "bad-1" }, { ...person("Hal", SSNS[1]!), dateOfBirth: "1990-02-30" }];
+    const file = groupFile("bad.json", { effectiveDate: "2026-02-30", adminEmail: "not-an-email", members }, [{ self: { ...person("Eve", "12-345"), dateOfBirth: "1990-13-01" } }]);
     const r = await cli(["groups", "create", file]);
     expect(r.code).toBe(2);
     expect(r.stderr).toContain('bad.json: adminEmail: Invalid email address, got "not-an-email"');
     expect(r.stderr).toContain("bad.json: subscribers[0].self.ssn: expected an SSN of 9 digits");
     expect(r.stderr).toContain("bad.json: subscribers[0].self.dateOfBirth: not a calendar date");
     expect(r.stderr).toContain("bad.json: effectiveDate: not a calendar date");
+    expect(r.stderr).toContain("bad.json: members[0].ssn: expected an SSN of 9 digits");
+    expect(r.stderr).toContain("bad.json: members[1].memberId: the same memberId as members[0]; each member needs their own");
+    expect(r.stderr).toContain("bad.json: members[2].memberId:");
+    expect(r.stderr).toContain("bad.json: members[2].dateOfBirth: not a calendar date");
+    for (const value of ["98-765", "Fay", "Gus", "Hal", "bad-1", SSNS[0]!]) expect(r.stderr).not.toContain(value);
     expect(r.stderr).not.toContain("12-345");
     expect(r.stderr).not.toContain("Eve");
   });

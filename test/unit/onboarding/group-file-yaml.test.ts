@@ -4,7 +4,7 @@
  * zip that YAML reads as a number), and no problem quotes a person's value (the parser's own
  * messages quote the source line, which may hold an SSN).
  */
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -105,5 +105,22 @@ describe("a YAML group file", () => {
   it("a list or a scalar at the top is refused, saying what was found", () => {
     expect(problemsOf(write("list.yaml", "- a\n- b\n"))).toEqual([expect.stringContaining("list.yaml: expected a mapping of the group's keys, got a list")]);
     expect(problemsOf(write("empty.yml", ""))).toEqual([expect.stringContaining("empty.yml: expected a mapping of the group's keys, got nothing")]);
+  });
+});
+
+describe("the group file shown in docs/groups-create.md", () => {
+  it("reads as printed: its members in order with their memberIds, the group body without them", () => {
+    const doc = readFileSync(join(import.meta.dirname, "../../../docs/groups-create.md"), "utf8");
+    const block = /```json\n([\s\S]*?)\n```/.exec(doc)?.[1];
+    expect(block).toBeDefined();
+    const file = join(dir, "from-docs.json");
+    writeFileSync(file, block!);
+    const read = readGroupFile(file, "from-docs.json");
+    expect(read.members.map((m) => [m.memberId, m.memberType])).toEqual([
+      ["acme-0001", "employee"],
+      ["acme-0002", "dependent"],
+    ]);
+    expect(read.subscribers).toEqual([]);
+    expect(Object.keys(read.group)).not.toContain("members");
   });
 });

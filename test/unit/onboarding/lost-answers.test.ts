@@ -9,6 +9,7 @@ import { createClient } from "../../../src/api/client.js";
 import { enrollHouseholds } from "../../../src/eligibility/enroll-subscribers.js";
 import { OutcomeUnknownError } from "../../../src/errors.js";
 import { createGroupOnce } from "../../../src/onboarding/create-group.js";
+import { enrollInitialMembers } from "../../../src/onboarding/initial-enrollment.js";
 
 const ORIGIN = "http://svc.test";
 let agent: MockAgent;
@@ -105,5 +106,60 @@ describe("an add-subscriber whose answer was lost", () => {
     const [o] = await enrollHouseholds(client(), target, [{ self: self("Amy") }]);
     expect(o).toMatchObject({ index: 0, status: "failed", enrollmentRequestId: "er1" });
     expect(o?.reason).toBe("the enrollment request failed: subscribers.0.self.ssn (duplicate); the details are in the portal");
+  });
+});
+
+describe("initial-enrollment (spec rule 2)", () => {
+  const target = { groupPolicyId: "gp9", groupId: "G-9", planId: "pl9" };
+  const path = "/v2/groups/gp9/enroll/initial-enrollment";
+  const member = (memberId: string, memberType = "employee") => ({ memberId, firstName: `F${memberId}`, lastName: "Init", dateOfBirth: "1980-01-01", ssn: "123-45-6789", memberType });
+  /** Answers the POST and keeps the memberIds each request carried. */
+  const sent: string[][] = [];
+  const accept = () =>
+    agent
+      .get(ORIGIN)
+      .intercept({ method: "POST", path })
+      .reply(200, (opts) => {
+        const members = (JSON.parse(String(opts.body)) as { members: { memberId: string }[] }).members;
+        sent.push(members.map((m) => m.memberId));
+        return JSON.stringify({ enrolled: members.length, members: [] });
+      }, { headers: { "content-type": "application/json" } });
+  beforeEach(() => void sent.splice(0));
+
+  it("a lost answer is decided by the member listing by memberId: there is enrolled, missing is unknown, sent once", async () => {
+    reply("GET", "/v2/members", 200, { data: [{ id: "e0", firstName: "Old", lastName: "Init", dateOfBirth: "1980-01-01" }], hasMore: false });
+    reset("POST", path);
+    reply("GET", "/v2/members", 200, { data: [{ id: "e0" }, { id: "e1" }], hasMore: false });
+    const out = await enrollInitialMembers(client(), target, [member("e0"), member("e1"), member("d1", "dependent")]);
+    expect(out.map((o) => [o.index, o.status])).toEqual([
+      [0, "already"],
+      [1, "enrolled"],
+      [2, "unknown"],
+    ]);
+    expect(out[2]?.reason).toMatch(/was lost .* not sent again/);
+    expect(hits.filter((h) => h.startsWith("POST"))).toEqual([`POST ${path}`]);
+    expect(JSON.stringify(out)).not.toMatch(/Fe1|Fd1|123-45-6789/);
+  });
+
+  it("batches are cut only before an employee, so a dependent goes with the employee before it", async () => {
+    reply("GET", "/v2/members", 200, { data: [], hasMore: false });
+    accept();
+    accept();
+    const members = [member("e1"), member("d1", "dependent"), member("d2", "dependent"), member("e2"), member("d3", "dependent")];
+    const out = await enrollInitialMembers(client(), target, members, { batchSize: 2 });
+    expect(sent).toEqual([
+      ["e1", "d1", "d2"],
+      ["e2", "d3"],
+    ]);
+    expect(out.map((o) => o.status)).toEqual(["enrolled", "enrolled", "enrolled", "enrolled", "enrolled"]);
+  });
+
+  it("a 403 stops the rest: the batch failed with the operator advice, the next not sent", async () => {
+    reply("GET", "/v2/members", 200, { data: [], hasMore: false });
+    reply("POST", path, 403, { message: "Forbidden" });
+    const out = await enrollInitialMembers(client(), target, [member("e1"), member("e2")], { batchSize: 1 });
+    expect(out.map((o) => o.status)).toEqual(["failed", "not sent"]);
+    expect(out[1]?.reason).toContain("The service operator must adjust your organization's permissions");
+    expect(hits.filter((h) => h.startsWith("POST"))).toHaveLength(1);
   });
 });
