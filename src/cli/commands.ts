@@ -204,7 +204,7 @@ export const COMMANDS: readonly CommandSpec[] = [
       "(initial-enrollment) and the subscribers (add-subscriber, each enrollment request polled) except those the member listing already shows. " +
       "A write whose answer was lost is looked for, never sent again blindly. Against production it asks for --yes. " +
       "Exit 0 when done, 1 when a write failed or its outcome is unknown (run it again: it looks first), 2 for a bad file.",
-    argument: { name: "file", description: "the group file (JSON)" },
+    argument: { name: "file", description: "the group file (JSON, or YAML named .yaml or .yml)" },
     options: [{ flags: "--yes", description: "confirm a write to the production service" }],
     load: () => import("./commands/groups-create.js"),
   },
