@@ -1,7 +1,5 @@
-import { existsSync } from "node:fs";
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { Worker } from "node:worker_threads";
+import { workerScript } from "../worker-script.js";
 import type { SnapshotOptions } from "./snapshot.js";
 import type { SnapshotPort } from "./snapshot-port.js";
 import type { WorkerRequest } from "./snapshot-worker.js";
@@ -25,26 +23,12 @@ export class SnapshotThreadError extends Error {
 }
 
 /**
- * The worker's script. Built, it sits beside this module. Under the test runner this module runs
- * from its TypeScript source, which a worker thread cannot load, so the build made by the test
- * setup is used instead.
- */
-function workerScript(): URL {
-  const here = new URL("./snapshot-worker.js", import.meta.url);
-  if (existsSync(fileURLToPath(here))) return here;
-  const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
-  const built = join(root, "dist", "src", "store", "snapshot-worker.js");
-  if (!existsSync(built)) throw new Error(`the snapshot worker is not built: run \`npm run build\` (looked for ${built})`);
-  return new URL(`file://${built}`);
-}
-
-/**
  * Open the snapshot at `dbPath` on its own thread. Page applications are posted without waiting
  * (the thread applies them in order); every other call waits for its answer.
  */
 export async function openWorkerSnapshot(dbPath: string, options: SnapshotOptions): Promise<WorkerSnapshot> {
   const { piiKey, now: _now, ...rest } = options;
-  const worker = new Worker(workerScript(), {
+  const worker = new Worker(workerScript(import.meta.url, "./snapshot-worker.js"), {
     workerData: { dbPath, piiKeyHex: piiKey.toString("hex"), options: rest },
     // An 8 MB young generation: on a load from empty the thread parses and encodes pages too (see
     // the sync's STORE_BUSY_PAGES), and with V8's default it peaked 27 to 47 MB higher on the

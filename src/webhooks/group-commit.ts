@@ -4,15 +4,16 @@
  * per request would cap the receiver at a few hundred events a second; sharing it is how a 2-core
  * machine answers thousands, every 2xx still a promise kept.
  *
- * The inbox's commit is synchronous (SQLite on this thread): while it runs, new requests wait in
- * the kernel, and they are read in the next turn of the event loop and join the next group. So
+ * One commit at a time: the events that arrive while a group commits (on the inbox's writer
+ * thread, see inbox-writer.ts) form the next group, committed the moment the first is done. So
  * the group grows with the load by itself; the window only gathers a quiet moment's stragglers.
+ * A synchronous inbox (the tests', or SQLite on this thread) works the same, one turn at a time.
  */
 import type { InboxEvent } from "./inbox.js";
 
 /** The slice of the inbox this needs. */
 export interface AcceptingInbox {
-  accept(events: InboxEvent[]): boolean[];
+  accept(events: InboxEvent[]): boolean[] | Promise<boolean[]>;
 }
 
 interface Waiting {
@@ -31,6 +32,8 @@ export interface GroupCommitOptions {
 export class GroupCommit {
   private waiting: Waiting[] = [];
   private timer: NodeJS.Timeout | undefined;
+  /** A group is being committed: what arrives meanwhile waits for it, then commits at once. */
+  private committing = false;
   private readonly windowMs: number;
   private readonly maxGroup: number;
   /** Commits made, and events in them (for the metrics: events / commits is the group size). */
@@ -57,22 +60,44 @@ export class GroupCommit {
     });
   }
 
-  /** Commit what is waiting now (also called when the receiver stops). */
+  /** Commit what is waiting now, or as soon as the group in hand is committed (also called when the receiver stops). */
   flush(): void {
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
+    if (this.committing) return;
     const group = this.waiting;
     this.waiting = [];
     if (group.length === 0) return;
-    let results: boolean[];
+    let results: boolean[] | Promise<boolean[]>;
     try {
       results = this.inbox.accept(group.map((w) => w.event));
     } catch (e) {
-      for (const w of group) w.reject(e);
+      this.failed(group, e);
       return;
     }
+    if (!(results instanceof Promise)) return this.settle(group, results);
+    this.committing = true;
+    results.then(
+      (r) => {
+        this.committing = false;
+        this.settle(group, r);
+        this.flush();
+      },
+      (e: unknown) => {
+        this.committing = false;
+        this.failed(group, e);
+        this.flush();
+      },
+    );
+  }
+
+  private settle(group: Waiting[], results: boolean[]): void {
     this.commits++;
     this.committed += group.length;
     group.forEach((w, i) => w.resolve(results[i] === true));
+  }
+
+  private failed(group: Waiting[], e: unknown): void {
+    for (const w of group) w.reject(e);
   }
 }

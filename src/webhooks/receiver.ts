@@ -11,6 +11,7 @@ import type { Config } from "../config/index.js";
 import { ConfigError } from "../errors.js";
 import { ReceiverCounters } from "./counters.js";
 import { Inbox, inboxPathFor } from "./inbox.js";
+import { openInboxWriter, type InboxWriter } from "./inbox-writer.js";
 import { portalAuthFrom, type PortalAuth } from "./portal-auth.js";
 import { createReceiver, type Receiver } from "./server.js";
 import { checkSecrets, SignatureVerifier } from "./verify.js";
@@ -103,15 +104,19 @@ export async function startReceiver(config: Config, opts: StartReceiverOptions):
   const w = config.webhooks;
   const { secrets, auth, tls } = checkReceiverSetup(config, opts);
   const inboxPath = inboxPathFor(config.db);
+  // Opened here first: a file that is not an inbox is refused before any thread starts.
   const inbox = Inbox.open(inboxPath);
   const counters = new ReceiverCounters(secrets.length);
+  let writer: InboxWriter | undefined;
   try {
+    writer = await openInboxWriter(inboxPath);
+    const commitOn = writer;
     const receiver = createReceiver({
       path: w.path,
       maxBodyBytes: w.maxBodyBytes,
       verifier: secrets.length > 0 ? new SignatureVerifier(secrets) : null,
       auth,
-      inbox,
+      inbox: { accept: (events) => commitOn.accept(events), probe: () => inbox.probe() },
       counters,
       tls,
       windowMs: opts.windowMs,
@@ -131,10 +136,12 @@ export async function startReceiver(config: Config, opts: StartReceiverOptions):
       auth,
       stop: async () => {
         await receiver.stop();
+        await commitOn.close();
         inbox.close();
       },
     };
   } catch (e) {
+    await writer?.close();
     inbox.close();
     const code = (e as { code?: string }).code;
     if (code === "EADDRINUSE" || code === "EACCES" || code === "EADDRNOTAVAIL") {

@@ -76,3 +76,57 @@ describe("group commit", () => {
     expect(inbox.groups).toEqual([["late"]]);
   });
 });
+
+describe("group commit on a writer thread (an inbox whose accept is asynchronous)", () => {
+  /** An inbox whose commits finish only when the test says, one by one, like the writer thread's. */
+  function slowInbox() {
+    const groups: string[][] = [];
+    const pending: { finish: () => void; fail: (e: Error) => void }[] = [];
+    const inbox: AcceptingInbox = {
+      accept(events) {
+        groups.push(events.map((e) => e.id));
+        return new Promise<boolean[]>((resolve, reject) => pending.push({ finish: () => resolve(events.map(() => true)), fail: reject }));
+      },
+    };
+    return { inbox, groups, pending };
+  }
+
+  it("one commit at a time: what arrives during a commit waits for it, then commits at once as the next group", async () => {
+    const { inbox, groups, pending } = slowInbox();
+    const gc = new GroupCommit(inbox, { windowMs: 2 });
+    const answered: string[] = [];
+    const submit = (id: string) => gc.submit(ev(id)).then(() => answered.push(id));
+    const first = [submit("a"), submit("b")];
+    await vi.advanceTimersByTimeAsync(2);
+    expect(groups).toEqual([["a", "b"]]);
+    const second = [submit("c"), submit("d")];
+    await vi.advanceTimersByTimeAsync(50);
+    // The window has long passed, but the first group is still committing: no second commit yet.
+    expect(groups).toEqual([["a", "b"]]);
+    expect(answered).toEqual([]);
+    pending[0]!.finish();
+    await Promise.all(first);
+    await vi.advanceTimersByTimeAsync(0);
+    expect(answered).toEqual(["a", "b"]);
+    expect(groups).toEqual([["a", "b"], ["c", "d"]]);
+    pending[1]!.finish();
+    await Promise.all(second);
+    expect(answered).toEqual(["a", "b", "c", "d"]);
+    expect(gc.commits).toBe(2);
+  });
+
+  it("a failed asynchronous commit fails its own group only; the group waiting behind it commits", async () => {
+    const { inbox, groups, pending } = slowInbox();
+    const gc = new GroupCommit(inbox, { windowMs: 2 });
+    const a = gc.submit(ev("a"));
+    await vi.advanceTimersByTimeAsync(2);
+    const b = gc.submit(ev("b"));
+    await vi.advanceTimersByTimeAsync(10);
+    pending[0]!.fail(Object.assign(new Error("disk I/O error"), { code: "SQLITE_IOERR" }));
+    await expect(a).rejects.toMatchObject({ code: "SQLITE_IOERR" });
+    await vi.advanceTimersByTimeAsync(0);
+    expect(groups).toEqual([["a"], ["b"]]);
+    pending[1]!.finish();
+    await expect(b).resolves.toBe(true);
+  });
+});
