@@ -14,6 +14,8 @@
  *   maintained row by row, random keys cost several times the load itself.
  */
 import type { Database } from "better-sqlite3";
+import { claimLinesView } from "./claim-lines.js";
+import { cents } from "./money-sql.js";
 import { StoredResources, ViewColumns, columnName, type StoredResource } from "./resources.js";
 
 /** Amount fields: decimal text, plus an exact integer cents column `<name>_cents`. */
@@ -35,18 +37,6 @@ export const IndexedColumns: Record<StoredResource, readonly string[]> = {
 function jsonPath(path: string): string {
   return `$.${path.split(".").map((k) => `"${k.replace(/"/g, '""')}"`).join(".")}`.replace(/'/g, "''");
 }
-
-/**
- * Integer cents of a decimal text amount (`"-1234.5"`, `"0.29"`): exact for every amount with at
- * most two decimals below 10^13 (round() absorbs the binary error of `x * 100`). Anything else (a
- * number sent as JSON, `"1,234.50"`, `"12.345"`, `""`) is NULL, never a wrong number. `x` must hold
- * the service's value with its JSON type (see {@link MoneyType}): claims and claim lines both
- * go through this, so one amount gets one answer.
- */
-const cents = (x: string) =>
-  `CASE WHEN typeof(${x}) = 'text' AND ${x} NOT GLOB '*[^0-9.-]*' AND ${x} GLOB '*[0-9]*' AND ${x} NOT GLOB '?*-*' ` +
-  `AND ${x} NOT GLOB '*.*.*' AND (instr(${x}, '.') = 0 OR length(${x}) - instr(${x}, '.') <= 2) ` +
-  `THEN CAST(round(${x} * 100) AS INTEGER) END`;
 
 /**
  * An amount column's declared type: none, so that the column keeps the JSON value's own type (text
@@ -139,15 +129,40 @@ function syncIndexes(r: StoredResource): IndexSpec[] {
   ];
 }
 
+/**
+ * Indexes that answer the guide's scans alone (docs/analyst-guide.md): a version row carries the
+ * record's JSON and is many times a typed table's row, so a question that reads rows reads
+ * gigabytes at a million members; these hold just the columns the question needs.
+ */
+const CoveringIndexes: Partial<Record<StoredResource, IndexSpec[]>> = {
+  // A member's name by id (claims and coverages joined to their members), and the members as of
+  // run N (`valid_from_run <= N AND ...`), from the index alone.
+  members: [{ name: "_members_v_as_of", on: '(id, valid_to_run, "lastName", "firstName", valid_from_run, "subscriberId", "relationship", "address_state")' }],
+  coverages: [
+    // `memberships` groups the current coverages by member and group in this index's order.
+    { name: "_coverages_v_memberships", on: '("memberId", "groupId", "status", "startDate", "endDate")', where: "valid_to_run IS NULL" },
+    // A claim's coverage period by the coverage's id (claims outside their coverage).
+    { name: "_coverages_v_period", on: '(id, "startDate", "endDate")', where: "valid_to_run IS NULL" },
+  ],
+};
+
+/**
+ * Columns an analyst index carries after its own (IndexedColumns), so that a question filtering
+ * or grouping on it reads no row: coverages by status count distinct members; claims in
+ * service-date order are checked against their coverage before any claim row is read.
+ */
+export const CoveredAlong: Partial<Record<StoredResource, Record<string, readonly string[]>>> = {
+  coverages: { status: ["memberId"] },
+  claims: { serviceDateFrom: ["coverageId"] },
+};
+
 /** The indexes analysts filter and join on (see IndexedColumns). */
 function analystIndexes(r: StoredResource): IndexSpec[] {
   return [
     { name: `_${r}_v_history`, on: "(id, valid_from_run)" },
     // With valid_to_run: a question on the current rows is answered from the index alone.
-    ...IndexedColumns[r].map((c) => ({ name: `_${r}_v_ix_${c}`, on: `("${c}", valid_to_run)` })),
-    // A member's name by id from the index alone: claims and coverages joined to their members
-    // for a name read no member row (a version row is many times a plain table's).
-    ...(r === "members" ? [{ name: "_members_v_names", on: '(id, valid_to_run, "lastName", "firstName")' }] : []),
+    ...IndexedColumns[r].map((c) => ({ name: `_${r}_v_ix_${c}`, on: `("${c}", valid_to_run${(CoveredAlong[r]?.[c] ?? []).map((x) => `, "${x}"`).join("")})` })),
+    ...(CoveringIndexes[r] ?? []),
   ];
 }
 
@@ -179,7 +194,11 @@ export function deferIndexes(db: Database, fresh: Iterable<StoredResource>, empt
  * Build whichever indexes are missing: the sync's on every resource but those in `loading.empty`,
  * the analysts' on every resource but those in `loading.fresh`. With no argument, all of them.
  */
-export function ensureIndexes(db: Database, loading: { fresh?: ReadonlySet<StoredResource>; empty?: ReadonlySet<StoredResource> } = {}): void {
+export function ensureIndexes(
+  db: Database,
+  loading: { fresh?: ReadonlySet<StoredResource>; empty?: ReadonlySet<StoredResource> } = {},
+  onIndex: (name: string, done: number, total: number) => void = () => {},
+): void {
   const wanted = StoredResources.flatMap((r) => [
     ...(loading.empty?.has(r) ? [] : syncIndexes(r)).map((ix) => [r, ix] as const),
     ...(loading.fresh?.has(r) ? [] : analystIndexes(r)).map((ix) => [r, ix] as const),
@@ -194,7 +213,10 @@ export function ensureIndexes(db: Database, loading: { fresh?: ReadonlySet<Store
   const cache = db.pragma("cache_size", { simple: true }) as number;
   db.pragma(`cache_size = ${BuildCacheSize}`);
   try {
-    for (const [r, ix] of missing) create(db, r, ix);
+    missing.forEach(([r, ix], i) => {
+      onIndex(ix.name, i, missing.length);
+      create(db, r, ix);
+    });
   } finally {
     db.pragma(`cache_size = ${cache}`);
   }
@@ -257,12 +279,7 @@ SELECT v.valid_to_run, '${r}', v.id, 'delete', v.data, NULL FROM _${r}_v v WHERE
 FROM _${r}_v v JOIN _${r}_v p ON p.id = v.id AND p.valid_to_run = v.valid_from_run AND p.ended_by = 'update', json_each(v.changed_fields) f
 WHERE v.op = 'update'`,
     )};
-    CREATE VIEW claim_lines AS
-      SELECT c.id AS claim_id, CAST(j.key AS INTEGER) + 1 AS line_no, c.memberId, c.groupId, c.serviceDateFrom,
-             json_extract(j.value, '$.code') AS code, json_extract(j.value, '$.amount') AS amount,
-             ${cents("json_extract(j.value, '$.amount')")} AS amount_cents
-      FROM _claims_v c, json_each(c.data, '$.lines') j
-      WHERE c.valid_to_run IS NULL;
+    ${claimLinesView}
     CREATE VIEW memberships AS
       SELECT memberId, groupId, COUNT(*) AS coverages, SUM(status = 'active') AS active_coverages,
              MIN(startDate) AS first_start_date,

@@ -2,32 +2,17 @@
  * The analyst guide's questions as printed (README "Questions, answered in SQL" and
  * docs/analyst-guide.md), by name: the tests run them exactly as a reader would copy them.
  */
-import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
+import { guideQuestions as questionsAt } from "../../bench/guide-questions.js";
 import { createClient } from "../../src/api/client.js";
 import { startSandbox, type Sandbox } from "../../src/sandbox/sandbox.js";
 import { tempStore, type TempStore } from "./temp-store.js";
 
-const README = fileURLToPath(new URL("../../README.md", import.meta.url));
-// The README answers the first questions; the guide in docs/ the rest. One name, one place.
-const GUIDE = fileURLToPath(new URL("../../docs/analyst-guide.md", import.meta.url));
-
-/** Every ```sql block whose first line is `-- question: NAME`, by name. */
-export function readmeQuestions(text: string): Map<string, string> {
-  const out = new Map<string, string>();
-  for (const m of text.matchAll(/^```sql\r?\n([\s\S]*?)^```/gm)) {
-    const sql = m[1]!;
-    const name = /^-- question: ([a-z0-9]+(?:-[a-z0-9]+)*)\s*\r?\n/.exec(sql)?.[1];
-    if (name === undefined) continue;
-    if (out.has(name)) throw new Error(`README: question ${name} appears twice`);
-    out.set(name, sql);
-  }
-  return out;
-}
+const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 
 /** The guide's questions (README, then docs/analyst-guide.md). */
 export function guideQuestions(): Map<string, string> {
-  return readmeQuestions(`${readFileSync(README, "utf8")}\n${readFileSync(GUIDE, "utf8")}`);
+  return questionsAt(ROOT);
 }
 
 /**
