@@ -130,39 +130,34 @@ function syncIndexes(r: StoredResource): IndexSpec[] {
 }
 
 /**
- * Indexes that answer the guide's scans alone (docs/analyst-guide.md): a version row carries the
- * record's JSON and is many times a typed table's row, so a question that reads rows reads
- * gigabytes at a million members; these hold just the columns the question needs.
- */
-const CoveringIndexes: Partial<Record<StoredResource, IndexSpec[]>> = {
-  // A member's name by id (claims and coverages joined to their members), and the members as of
-  // run N (`valid_from_run <= N AND ...`), from the index alone.
-  members: [{ name: "_members_v_as_of", on: '(id, valid_to_run, "lastName", "firstName", valid_from_run, "subscriberId", "relationship", "address_state")' }],
-  coverages: [
-    // `memberships` groups the current coverages by member and group in this index's order.
-    { name: "_coverages_v_memberships", on: '("memberId", "groupId", "status", "startDate", "endDate")', where: "valid_to_run IS NULL" },
-    // A claim's coverage period by the coverage's id (claims outside their coverage).
-    { name: "_coverages_v_period", on: '(id, "startDate", "endDate")', where: "valid_to_run IS NULL" },
-  ],
-};
-
-/**
- * Columns an analyst index carries after its own (IndexedColumns), so that a question filtering
- * or grouping on it reads no row: coverages by status count distinct members; claims in
- * service-date order are checked against their coverage before any claim row is read.
+ * Columns an analyst index carries after its own, so that the guide's questions
+ * (docs/analyst-guide.md) read no version row: a row carries the record's JSON and is many times a
+ * typed table's, so a question that reads rows reads gigabytes at a million members. Keyed by the
+ * index's column (`id`: the history index). Plain indexes, not partial ones: SQLite answers from
+ * an index alone only when it holds `valid_to_run` itself.
+ *
+ * - members by id: names (claims joined to their members) and the members as of run N;
+ * - coverages by id: a claim's coverage period (claims outside their coverage);
+ * - coverages by member: `memberships` (group, status, dates); by status: distinct members;
+ * - claims by service date: their coverage, checked before any claim row is read.
  */
 export const CoveredAlong: Partial<Record<StoredResource, Record<string, readonly string[]>>> = {
-  coverages: { status: ["memberId"] },
+  members: { id: ["valid_to_run", "lastName", "firstName", "subscriberId", "relationship", "address_state"] },
+  coverages: { id: ["valid_to_run", "startDate", "endDate"], memberId: ["groupId", "status", "startDate", "endDate"], status: ["memberId"] },
   claims: { serviceDateFrom: ["coverageId"] },
 };
+
+/** The name of the analyst index on column `c` of `r` (`id`: the history index). */
+export const analystIndexName = (r: StoredResource, c: string): string => (c === "id" ? `_${r}_v_history` : `_${r}_v_ix_${c}`);
+
+const along = (r: StoredResource, c: string) => (CoveredAlong[r]?.[c] ?? []).map((x) => `, "${x}"`).join("");
 
 /** The indexes analysts filter and join on (see IndexedColumns). */
 function analystIndexes(r: StoredResource): IndexSpec[] {
   return [
-    { name: `_${r}_v_history`, on: "(id, valid_from_run)" },
+    { name: analystIndexName(r, "id"), on: `(id, valid_from_run${along(r, "id")})` },
     // With valid_to_run: a question on the current rows is answered from the index alone.
-    ...IndexedColumns[r].map((c) => ({ name: `_${r}_v_ix_${c}`, on: `("${c}", valid_to_run${(CoveredAlong[r]?.[c] ?? []).map((x) => `, "${x}"`).join("")})` })),
-    ...(CoveringIndexes[r] ?? []),
+    ...IndexedColumns[r].map((c) => ({ name: analystIndexName(r, c), on: `("${c}", valid_to_run${along(r, c)})` })),
   ];
 }
 

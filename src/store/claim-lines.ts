@@ -17,11 +17,10 @@ import { cents } from "./money-sql.js";
  * claim's `lines` is a list or nothing, see schemas/claim.ts), keyed by the item's index.
  */
 const linesOf = (v: string, from = "") =>
-  `SELECT ${v}.vid, j.key, ${v}.id, ${v}.valid_from_run, ${v}.valid_to_run, ` +
-  `json_extract(j.value, '$.code'), json_extract(j.value, '$.amount'), ${cents("json_extract(j.value, '$.amount')")} ` +
+  `SELECT ${v}.vid, j.key, ${v}.id, ${v}.valid_from_run, ${v}.valid_to_run, json_extract(j.value, '$.code'), json_extract(j.value, '$.amount') ` +
   `FROM ${from}json_each(${v}.data, '$.lines') j WHERE j.key IS NOT NULL`;
 
-const COLUMNS = "vid, key, claim_id, valid_from_run, valid_to_run, code, amount, amount_cents";
+const COLUMNS = "vid, key, claim_id, valid_from_run, valid_to_run, code, amount";
 
 /**
  * The table and its triggers (idempotent), filled from the claim versions already stored, `batch`
@@ -38,8 +37,8 @@ export function createClaimLines(db: Database, onBatch: (done: number, total: nu
       valid_from_run INTEGER NOT NULL,
       valid_to_run INTEGER,
       code,
+      -- As sent (its cents are the view's, by the one money rule: money-sql.ts).
       amount,
-      amount_cents INTEGER,
       PRIMARY KEY (vid, key)
     ) WITHOUT ROWID;
     CREATE TRIGGER IF NOT EXISTS _claims_v_lines_insert AFTER INSERT ON _claims_v BEGIN
@@ -76,6 +75,6 @@ const claimColumn = (c: string) => `(SELECT c."${c}" FROM _claims_v c WHERE c.vi
 export const claimLinesView = `
   CREATE VIEW claim_lines AS
     SELECT l.claim_id, CAST(l.key AS INTEGER) + 1 AS line_no, ${["memberId", "groupId", "serviceDateFrom"].map(claimColumn).join(", ")},
-           l.code, l.amount, l.amount_cents
+           l.code, l.amount, ${cents("l.amount")} AS amount_cents
     FROM _claim_lines l
     WHERE l.valid_to_run IS NULL;`;

@@ -1,7 +1,7 @@
 import type { Database } from "better-sqlite3";
 import { createClaimLines } from "./claim-lines.js";
 import { silentProgress, type MigrationProgress } from "./migration-progress.js";
-import { CoveredAlong, createSyncIndexes, createVersionTable, createViews, dropViews, ensureIndexes, writtenColumns } from "./analyst-schema.js";
+import { analystIndexName, CoveredAlong, createSyncIndexes, createVersionTable, createViews, dropViews, ensureIndexes, writtenColumns } from "./analyst-schema.js";
 import { StoredResources, type StoredResource } from "./resources.js";
 import { SNAPSHOT_APPLICATION_ID } from "./snapshot-file.js";
 
@@ -215,13 +215,15 @@ export const migrations: readonly ((db: Database, progress?: MigrationProgress) 
   },
   // 11: the analyst's snapshot at a million members: claim lines in a table of their own, written
   // with their claim version (claim-lines.ts), and indexes that answer the guide's scans without
-  // reading the rows that carry the JSON (analyst-schema.ts, CoveringIndexes). A snapshot made
+  // reading the rows that carry the JSON (analyst-schema.ts, CoveredAlong). A snapshot made
   // before has its lines read out of every claim version once, with progress on a terminal.
   (db, progress = silentProgress) => {
     dropViews(db);
-    // Replaced by the wider _members_v_as_of, and made again with the columns they now cover.
+    // Made again with the columns they now cover (the names' index: in the members' history one).
     db.exec("DROP INDEX IF EXISTS _members_v_names");
-    for (const [r, along] of Object.entries(CoveredAlong)) for (const c of Object.keys(along)) db.exec(`DROP INDEX IF EXISTS _${r}_v_ix_${c}`);
+    for (const [r, along] of Object.entries(CoveredAlong)) {
+      for (const c of Object.keys(along)) db.exec(`DROP INDEX IF EXISTS ${analystIndexName(r as StoredResource, c)}`);
+    }
     createClaimLines(db, (done, total) => progress.step(11, "claim lines from the claim versions", done, total));
     ensureIndexes(db, {}, (name, done, total) => progress.step(11, `index ${done + 1} of ${total} (${name})`));
     createViews(db);
