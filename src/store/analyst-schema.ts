@@ -14,7 +14,7 @@
  *   maintained row by row, random keys cost several times the load itself.
  */
 import type { Database } from "better-sqlite3";
-import { claimLinesView } from "./claim-lines.js";
+import { claimLinesView, createClaimLines, deferClaimLines } from "./claim-lines.js";
 import { cents } from "./money-sql.js";
 import { StoredResources, ViewColumns, columnName, type StoredResource } from "./resources.js";
 
@@ -183,11 +183,14 @@ export function createSyncIndexes(db: Database, r: StoredResource): void {
 export function deferIndexes(db: Database, fresh: Iterable<StoredResource>, empty: Iterable<StoredResource> = []): void {
   for (const r of fresh) for (const ix of analystIndexes(r)) db.exec(`DROP INDEX IF EXISTS ${ix.name}`);
   for (const r of empty) for (const ix of syncIndexes(r)) db.exec(`DROP INDEX IF EXISTS ${ix.name}`);
+  // The claim lines are kept like an index, and built like one after a first load.
+  if ([...empty].includes("claims")) deferClaimLines(db);
 }
 
 /**
  * Build whichever indexes are missing: the sync's on every resource but those in `loading.empty`,
- * the analysts' on every resource but those in `loading.fresh`. With no argument, all of them.
+ * the analysts' on every resource but those in `loading.fresh`, and the claim lines unless claims
+ * are loading from empty. With no argument, all of them.
  */
 export function ensureIndexes(
   db: Database,
@@ -199,6 +202,7 @@ export function ensureIndexes(
     ...(loading.fresh?.has(r) ? [] : analystIndexes(r)).map((ix) => [r, ix] as const),
   ]);
   const existing = new Set(db.prepare("SELECT name FROM sqlite_schema WHERE type = 'index'").pluck().all() as string[]);
+  if (!loading.empty?.has("claims")) createClaimLines(db);
   const missing = wanted.filter(([, ix]) => !existing.has(ix.name));
   if (missing.length === 0) return;
   // SQLite sorts an index's keys in memory up to the page cache's size before it merges runs

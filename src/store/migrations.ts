@@ -158,7 +158,6 @@ export const migrations: readonly ((db: Database, progress?: MigrationProgress) 
   (db) => {
     dropViews(db);
     for (const r of StoredResources) rebuildVersionTable(db, r);
-    createClaimLines(db);
     ensureIndexes(db);
     createViews(db);
   },
@@ -193,8 +192,7 @@ export const migrations: readonly ((db: Database, progress?: MigrationProgress) 
     if (declared !== "TEXT") return;
     dropViews(db);
     rebuildVersionTable(db, "claims");
-    // The rebuilt table keeps every vid: its lines stand, its triggers are made again.
-    createClaimLines(db);
+    // The rebuilt table keeps every vid: its lines stand, its triggers are made again (here).
     ensureIndexes(db);
     createViews(db);
   },
