@@ -88,6 +88,21 @@ describe("claim lines follow their claim versions", () => {
     expect(stored(t)).toEqual(fromJson(t));
   });
 
+  it("after a first load killed before its end (no lines yet, no triggers), the next run writes every line", async () => {
+    const t = tempStore();
+    cleanup.push(t.cleanup);
+    let d = data([claim("k1", [line("99213", "10.00"), line("81001", "2.50")]), claim("k2", [line("36415", "3.07")])]);
+    await syncStarted({ source: memorySource(() => d), store: t.store, claimsWindow: window });
+    // What a kill -9 during a first load leaves: claim versions committed, their lines not read yet.
+    t.db.exec("DELETE FROM _claim_lines");
+    for (const name of t.db.prepare("SELECT name FROM sqlite_schema WHERE type = 'trigger'").pluck().all() as string[]) t.db.exec(`DROP TRIGGER ${name}`);
+    d = data([claim("k1", [line("99213", "12.00")]), claim("k2", [line("36415", "3.07")])]);
+    const r = await syncStarted({ source: memorySource(() => d), store: t.store, claimsWindow: window });
+    expect(r.status).toBe("succeeded");
+    expect(stored(t)).toEqual(fromJson(t));
+    expect(current(t).map((l) => (l as { amount: string }).amount)).toEqual(["12.00", "3.07"]);
+  });
+
   it("a claim seen twice in one run (moved to another group) has the lines of its last sighting", async () => {
     const t = tempStore();
     cleanup.push(t.cleanup);
