@@ -4,10 +4,15 @@
  *
  *   node dist/bench/analyst-worker.js questions DB   -> {questions: [{name, viewMs, copyMs, rows}]}
  *   node dist/bench/analyst-worker.js changes DB     -> {runs, ms: [per run], worstMs}
+ *   node dist/bench/analyst-worker.js guide DB COPY  -> {questions: [{name, viewMs, copyMs, rows}]} (see analyst-guide.ts)
  *
  * Each question runs 5 times on each side (after one warm-up run); the median is reported.
  */
 import BetterSqlite3 from "better-sqlite3";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { timeGuide } from "./analyst-guide.js";
+import { guideQuestions } from "./guide-questions.js";
 import { typedColumns } from "../src/store/analyst-schema.js";
 import { StoredResources } from "../src/store/resources.js";
 
@@ -81,6 +86,11 @@ function main(): void {
     // Run 1 (the first load) lists every record; the bar is on the runs after it.
     const later = ms.slice(1);
     out({ runs: runs.length, ms: ms.map((m) => Math.round(m.ms * 10) / 10), rows: ms.map((m) => m.rows), worstMs: Math.max(...later.map((m) => m.ms)) });
+  } else if (mode === "guide") {
+    db.close();
+    const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
+    out({ questions: timeGuide(path, process.argv[4]!, guideQuestions(root)) });
+    return;
   } else throw new Error(`unknown mode ${mode}`);
   db.close();
 }

@@ -38,6 +38,9 @@ const ONLY = process.env.BENCH_ONLY;
 const ANALYST_RUNS = env("BENCH_ANALYST_RUNS", 18);
 const SCALE_MEMBERS = env("BENCH_SCALE_MEMBERS", 0);
 const LATENCY = 20;
+// The snapshot's bytes per record after a first sync of the default data (100,000 members), with the
+// layout before issue 26 (measured at commit ab3fa89: 563,920,896 bytes for 476,092 records).
+const BYTES_PER_RECORD_BEFORE = 1184;
 // The sandbox's claims spread over the ~180 days before its "today"; walk them all.
 const FROM = "2000-01-01";
 const TO = "2100-12-31";
@@ -127,6 +130,7 @@ async function main3(dir: string): Promise<void> {
     const base = [sb.baseUrl, sb.key, FROM, TO];
     const fetches: number[] = [];
     const inserts: number[] = [];
+    const naives: number[] = [];
     const firsts: Record<string, number | string>[] = [];
     const resyncs: Record<string, number | string>[] = [];
     // What the floor of a first sync is made of, from the first round (see floor.ts).
@@ -141,6 +145,8 @@ async function main3(dir: string): Promise<void> {
       const ins = worker(["insert", dump, join(dir, `bare-${i}.db`)]);
       inserts.push(Number(ins.ms));
       const encodeCpuMs = i === 0 ? Number(worker(["encode-floor", dump]).encodeCpuMs) : 0;
+      naives.push(Number(worker(["naive", ...base, join(dir, `naive-${i}.db`)]).ms));
+      for (const f of [`naive-${i}.db`, `naive-${i}.db-wal`, `naive-${i}.db-shm`]) rmSync(join(dir, f), { force: true });
       rmSync(dump);
       const db = join(dir, `sync-${i}.db`);
       const syncSandboxBefore = sb.cpuMs();
@@ -155,7 +161,7 @@ async function main3(dir: string): Promise<void> {
       resyncs.push({ ...again, growth: (Number(again.dbBytes) - sizeBefore) / sizeBefore });
       console.log(
         `  round ${i + 1}: fetch-only ${fmt(Number(fetch.ms))} (${fetch.records} records, ${fetch.requests} requests), ` +
-          `bare insert ${fmt(Number(ins.ms))}, first sync ${fmt(Number(first.ms))} (${first.inserted} inserted, ${first.maxRssMb} MB peak), ` +
+          `bare insert ${fmt(Number(ins.ms))}, naive sync ${fmt(naives[i]!)}, first sync ${fmt(Number(first.ms))} (${first.inserted} inserted, ${first.maxRssMb} MB peak), ` +
           `re-sync ${fmt(Number(again.ms))} (${again.unchanged} unchanged, ${again.inserted} inserted, ${again.updated} updated)`,
       );
     }
@@ -169,6 +175,15 @@ async function main3(dir: string): Promise<void> {
       `${(firstMs / baseline).toFixed(3)} (${fmt(firstMs)} vs fetch-only ${fmt(fetchMs)}, plain insert ${fmt(insertMs)})`,
       "<= 2.0",
       firstMs / baseline <= 2.0,
+    );
+    const naiveMs = median(naives);
+    report("first full sync / naive sync (the same walk, each item's JSON under a primary key, one transaction)", `${(firstMs / naiveMs).toFixed(3)} (${fmt(firstMs)} vs ${fmt(naiveMs)})`, "<= 2.0", firstMs / naiveMs <= 2.0);
+    const perRecord = Number(firsts[0]!.dbBytes) / Number(firsts[0]!.inserted);
+    report(
+      "snapshot bytes per record after the first sync / before issue 26",
+      `${(perRecord / BYTES_PER_RECORD_BEFORE).toFixed(3)} (${Math.round(perRecord)} vs ${BYTES_PER_RECORD_BEFORE} bytes)`,
+      "<= 1.10",
+      perRecord / BYTES_PER_RECORD_BEFORE <= 1.1,
     );
     const store = worker(["store-floor", join(dir, "sync-0.db"), join(dir, "floor.db")]) as unknown as { insertCpuMs: number; indexCpuMs: number; indexMs: number };
     for (const f of ["floor.db", "floor.db-wal", "floor.db-shm"]) rmSync(join(dir, f), { force: true });

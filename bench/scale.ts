@@ -2,11 +2,12 @@
  * The scale section of `npm run bench` (BENCH_SCALE_MEMBERS=1000000): the first sync's records per
  * second at BENCH_MEMBERS and at BENCH_SCALE_MEMBERS members in one run, their ratio (the cost of
  * one record may grow by at most 1.2 times at ten times the data), and the peak memory of the
- * large first sync and of a no-change re-sync of it (each under 300 MB).
+ * large first sync and of a no-change re-sync of it (each under 300 MB). On the large snapshot, every
+ * question of the analyst's guide on the views against typed copies (analyst.ts, guideSection).
  */
 import { rmSync } from "node:fs";
 import { join } from "node:path";
-import type { Report, Worker } from "./analyst.js";
+import { guideSection, type Report, type Worker } from "./analyst.js";
 
 export interface ScaleOptions {
   readonly small: number;
@@ -28,10 +29,11 @@ export async function scaleSection(dir: string, o: ScaleOptions, startSandbox: S
       if (first.status !== "succeeded") throw new Error(`the first sync of ${members} members failed: ${first.error}`);
       const again = resync ? worker(["sync", sb.baseUrl, sb.key, o.window.from, o.window.to, db]) : undefined;
       if (again && again.status !== "succeeded") throw new Error(`the re-sync of ${members} members failed: ${again.error}`);
+      if (resync) guideSection(db, join(dir, `scale-${members}-copy.db`), members, report);
       const rate = Number(first.inserted) / (Number(first.ms) / 1000);
       console.log(
         `  scale: ${members} members: first sync ${(Number(first.ms) / 1000).toFixed(1)} s, ${first.inserted} records, ` +
-          `${Math.round(rate)} records/s, ${first.maxRssMb} MB peak, ${first.dbBytes} bytes` +
+          `${Math.round(rate)} records/s, ${first.maxRssMb} MB peak, ${first.dbBytes} bytes (${Math.round(Number(first.dbBytes) / Number(first.inserted))} per record)` +
           (again ? `; no-change re-sync ${(Number(again.ms) / 1000).toFixed(1)} s, ${again.maxRssMb} MB peak` : ""),
       );
       return { rate, first, again };

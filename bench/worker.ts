@@ -4,6 +4,7 @@
  *   node dist/bench/worker.js fetch-raw BASE KEY FROM TO [resources]   (items split, not parsed)
  *   node dist/bench/worker.js dump   BASE KEY FROM TO FILE [resources]
  *   node dist/bench/worker.js insert FILE DB
+ *   node dist/bench/worker.js naive  BASE KEY FROM TO DB    (the walk, each item's JSON under a primary key)
  *   node dist/bench/worker.js sync   BASE KEY FROM TO DB [resources]
  *   node dist/bench/worker.js store-floor SRC_DB DB   |   encode-floor FILE   (see floor.ts)
  * Prints one JSON line: {ms, maxRssMb, cpuMs (the whole process's, every thread), ...}.
@@ -119,6 +120,27 @@ async function main(): Promise<void> {
     const ms = performance.now() - t0;
     db.close();
     out({ ms, records: pages.reduce((n, p) => n + p.items.length, 0) });
+  } else if (mode === "naive") {
+    // Baseline: the naive sync a data engineer writes in an afternoon: the same walk, each item's
+    // JSON upserted under its primary key, all in one transaction; no history, no diff, no view.
+    const [base, key, from, to, dbPath] = a as [string, string, string, string, string];
+    const c = client(base, key);
+    const db = new BetterSqlite3(dbPath);
+    db.pragma("journal_mode = WAL");
+    db.pragma("synchronous = NORMAL");
+    db.pragma("cache_size = -32768");
+    db.exec("CREATE TABLE items (resource TEXT NOT NULL, id TEXT NOT NULL, data TEXT NOT NULL, PRIMARY KEY (resource, id))");
+    const upsert = db.prepare("INSERT OR REPLACE INTO items (resource, id, data) VALUES (?, ?, ?)");
+    const t0 = performance.now();
+    db.exec("BEGIN");
+    const records = await walkOnly(c, WalkedResources, { from, to }, (r, items) => {
+      for (const item of items as { id: string }[]) upsert.run(r, item.id, JSON.stringify(item));
+    });
+    db.exec("COMMIT");
+    const ms = performance.now() - t0;
+    db.close();
+    await c.close();
+    out({ ms, records, dbBytes: statSync(dbPath).size });
   } else if (mode === "sync") {
     const [base, key, from, to, dbPath, res] = a as [string, string, string, string, string, string?];
     // As the CLI runs it: the snapshot on its own thread.

@@ -14,6 +14,8 @@
  *   maintained row by row, random keys cost several times the load itself.
  */
 import type { Database } from "better-sqlite3";
+import { claimLinesView, createClaimLines, deferClaimLines } from "./claim-lines.js";
+import { cents } from "./money-sql.js";
 import { StoredResources, ViewColumns, columnName, type StoredResource } from "./resources.js";
 
 /** Amount fields: decimal text, plus an exact integer cents column `<name>_cents`. */
@@ -35,18 +37,6 @@ export const IndexedColumns: Record<StoredResource, readonly string[]> = {
 function jsonPath(path: string): string {
   return `$.${path.split(".").map((k) => `"${k.replace(/"/g, '""')}"`).join(".")}`.replace(/'/g, "''");
 }
-
-/**
- * Integer cents of a decimal text amount (`"-1234.5"`, `"0.29"`): exact for every amount with at
- * most two decimals below 10^13 (round() absorbs the binary error of `x * 100`). Anything else (a
- * number sent as JSON, `"1,234.50"`, `"12.345"`, `""`) is NULL, never a wrong number. `x` must hold
- * the service's value with its JSON type (see {@link MoneyType}): claims and claim lines both
- * go through this, so one amount gets one answer.
- */
-const cents = (x: string) =>
-  `CASE WHEN typeof(${x}) = 'text' AND ${x} NOT GLOB '*[^0-9.-]*' AND ${x} GLOB '*[0-9]*' AND ${x} NOT GLOB '?*-*' ` +
-  `AND ${x} NOT GLOB '*.*.*' AND (instr(${x}, '.') = 0 OR length(${x}) - instr(${x}, '.') <= 2) ` +
-  `THEN CAST(round(${x} * 100) AS INTEGER) END`;
 
 /**
  * An amount column's declared type: none, so that the column keeps the JSON value's own type (text
@@ -139,15 +129,35 @@ function syncIndexes(r: StoredResource): IndexSpec[] {
   ];
 }
 
+/**
+ * Columns an analyst index carries after its own, so that the guide's questions
+ * (docs/analyst-guide.md) read no version row: a row carries the record's JSON and is many times a
+ * typed table's, so a question that reads rows reads gigabytes at a million members. Keyed by the
+ * index's column (`id`: the history index). Plain indexes, not partial ones: SQLite answers from
+ * an index alone only when it holds `valid_to_run` itself.
+ *
+ * - members by id: names (claims joined to their members) and the members as of run N;
+ * - coverages by id: a claim's coverage period (claims outside their coverage);
+ * - coverages by member: `memberships` (group, status, dates); by status: distinct members;
+ * - claims by service date: their coverage, checked before any claim row is read.
+ */
+export const CoveredAlong: Partial<Record<StoredResource, Record<string, readonly string[]>>> = {
+  members: { id: ["valid_to_run", "lastName", "firstName", "subscriberId", "relationship", "address_state"] },
+  coverages: { id: ["valid_to_run", "startDate", "endDate"], memberId: ["groupId", "status", "startDate", "endDate"], status: ["memberId"] },
+  claims: { serviceDateFrom: ["coverageId"] },
+};
+
+/** The name of the analyst index on column `c` of `r` (`id`: the history index). */
+export const analystIndexName = (r: StoredResource, c: string): string => (c === "id" ? `_${r}_v_history` : `_${r}_v_ix_${c}`);
+
+const along = (r: StoredResource, c: string) => (CoveredAlong[r]?.[c] ?? []).map((x) => `, "${x}"`).join("");
+
 /** The indexes analysts filter and join on (see IndexedColumns). */
 function analystIndexes(r: StoredResource): IndexSpec[] {
   return [
-    { name: `_${r}_v_history`, on: "(id, valid_from_run)" },
+    { name: analystIndexName(r, "id"), on: `(id, valid_from_run${along(r, "id")})` },
     // With valid_to_run: a question on the current rows is answered from the index alone.
-    ...IndexedColumns[r].map((c) => ({ name: `_${r}_v_ix_${c}`, on: `("${c}", valid_to_run)` })),
-    // A member's name by id from the index alone: claims and coverages joined to their members
-    // for a name read no member row (a version row is many times a plain table's).
-    ...(r === "members" ? [{ name: "_members_v_names", on: '(id, valid_to_run, "lastName", "firstName")' }] : []),
+    ...IndexedColumns[r].map((c) => ({ name: analystIndexName(r, c), on: `("${c}", valid_to_run${along(r, c)})` })),
   ];
 }
 
@@ -173,18 +183,26 @@ export function createSyncIndexes(db: Database, r: StoredResource): void {
 export function deferIndexes(db: Database, fresh: Iterable<StoredResource>, empty: Iterable<StoredResource> = []): void {
   for (const r of fresh) for (const ix of analystIndexes(r)) db.exec(`DROP INDEX IF EXISTS ${ix.name}`);
   for (const r of empty) for (const ix of syncIndexes(r)) db.exec(`DROP INDEX IF EXISTS ${ix.name}`);
+  // The claim lines are kept like an index, and built like one after a first load.
+  if ([...empty].includes("claims")) deferClaimLines(db);
 }
 
 /**
  * Build whichever indexes are missing: the sync's on every resource but those in `loading.empty`,
- * the analysts' on every resource but those in `loading.fresh`. With no argument, all of them.
+ * the analysts' on every resource but those in `loading.fresh`, and the claim lines unless claims
+ * are loading from empty. With no argument, all of them.
  */
-export function ensureIndexes(db: Database, loading: { fresh?: ReadonlySet<StoredResource>; empty?: ReadonlySet<StoredResource> } = {}): void {
+export function ensureIndexes(
+  db: Database,
+  loading: { fresh?: ReadonlySet<StoredResource>; empty?: ReadonlySet<StoredResource> } = {},
+  onIndex: (name: string, done: number, total: number) => void = () => {},
+): void {
   const wanted = StoredResources.flatMap((r) => [
     ...(loading.empty?.has(r) ? [] : syncIndexes(r)).map((ix) => [r, ix] as const),
     ...(loading.fresh?.has(r) ? [] : analystIndexes(r)).map((ix) => [r, ix] as const),
   ]);
   const existing = new Set(db.prepare("SELECT name FROM sqlite_schema WHERE type = 'index'").pluck().all() as string[]);
+  if (!loading.empty?.has("claims")) createClaimLines(db);
   const missing = wanted.filter(([, ix]) => !existing.has(ix.name));
   if (missing.length === 0) return;
   // SQLite sorts an index's keys in memory up to the page cache's size before it merges runs
@@ -194,7 +212,10 @@ export function ensureIndexes(db: Database, loading: { fresh?: ReadonlySet<Store
   const cache = db.pragma("cache_size", { simple: true }) as number;
   db.pragma(`cache_size = ${BuildCacheSize}`);
   try {
-    for (const [r, ix] of missing) create(db, r, ix);
+    missing.forEach(([r, ix], i) => {
+      onIndex(ix.name, i, missing.length);
+      create(db, r, ix);
+    });
   } finally {
     db.pragma(`cache_size = ${cache}`);
   }
@@ -257,12 +278,7 @@ SELECT v.valid_to_run, '${r}', v.id, 'delete', v.data, NULL FROM _${r}_v v WHERE
 FROM _${r}_v v JOIN _${r}_v p ON p.id = v.id AND p.valid_to_run = v.valid_from_run AND p.ended_by = 'update', json_each(v.changed_fields) f
 WHERE v.op = 'update'`,
     )};
-    CREATE VIEW claim_lines AS
-      SELECT c.id AS claim_id, CAST(j.key AS INTEGER) + 1 AS line_no, c.memberId, c.groupId, c.serviceDateFrom,
-             json_extract(j.value, '$.code') AS code, json_extract(j.value, '$.amount') AS amount,
-             ${cents("json_extract(j.value, '$.amount')")} AS amount_cents
-      FROM _claims_v c, json_each(c.data, '$.lines') j
-      WHERE c.valid_to_run IS NULL;
+    ${claimLinesView}
     CREATE VIEW memberships AS
       SELECT memberId, groupId, COUNT(*) AS coverages, SUM(status = 'active') AS active_coverages,
              MIN(startDate) AS first_start_date,

@@ -4,6 +4,7 @@ import { chmodSync, closeSync, openSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { SnapshotPathError } from "../errors.js";
 import { asDiskFull } from "./disk-full.js";
+import { terminalProgress, type MigrationProgress } from "./migration-progress.js";
 import { migrate } from "./migrations.js";
 import { checkSnapshotSchema, directoryError, recogniseSnapshotFile, statOrUndefined } from "./snapshot-file.js";
 
@@ -22,7 +23,7 @@ import { checkSnapshotSchema, directoryError, recogniseSnapshotFile, statOrUndef
  * @example
  * const db = openDatabase("benefits-sync.db");
  */
-export function openDatabase(path: string, opts: { readonly?: boolean } = {}): Database {
+export function openDatabase(path: string, opts: { readonly?: boolean; progress?: MigrationProgress } = {}): Database {
   let db: Database | undefined;
   try {
     // Before any write, pragma or chmod: a file that is not ours is left exactly as it was.
@@ -50,7 +51,9 @@ export function openDatabase(path: string, opts: { readonly?: boolean } = {}): D
       // the benchmark's first sync: 64 MB was 5% faster and cost 35 MB more peak memory, which the
       // 300 MB bar cannot spare.
       db.pragma("cache_size = -32768");
-      migrate(db);
+      // A snapshot made by an older benefits-sync is converted here; a long conversion shows its
+      // progress on a terminal (migration-progress.ts).
+      migrate(db, opts.progress ?? terminalProgress());
     }
     return db;
   } catch (err) {

@@ -1,5 +1,7 @@
 import type { Database } from "better-sqlite3";
-import { createSyncIndexes, createVersionTable, createViews, dropViews, ensureIndexes, writtenColumns } from "./analyst-schema.js";
+import { createClaimLines } from "./claim-lines.js";
+import { silentProgress, type MigrationProgress } from "./migration-progress.js";
+import { analystIndexName, CoveredAlong, createSyncIndexes, createVersionTable, createViews, dropViews, ensureIndexes, writtenColumns } from "./analyst-schema.js";
 import { StoredResources, type StoredResource } from "./resources.js";
 import { SNAPSHOT_APPLICATION_ID } from "./snapshot-file.js";
 
@@ -16,7 +18,7 @@ import { SNAPSHOT_APPLICATION_ID } from "./snapshot-file.js";
  * them again, see analyst-schema.ts); earlier migrations only ever made tables and indexes. The
  * tables are made as analyst-schema.ts defines them now, so the rebuild of migration 3 is a copy.
  */
-export const migrations: readonly ((db: Database) => void)[] = [
+export const migrations: readonly ((db: Database, progress?: MigrationProgress) => void)[] = [
   (db) => {
     db.exec(`
       CREATE TABLE _runs (
@@ -190,6 +192,7 @@ export const migrations: readonly ((db: Database) => void)[] = [
     if (declared !== "TEXT") return;
     dropViews(db);
     rebuildVersionTable(db, "claims");
+    // The rebuilt table keeps every vid: its lines stand, its triggers are made again (here).
     ensureIndexes(db);
     createViews(db);
   },
@@ -208,21 +211,45 @@ export const migrations: readonly ((db: Database) => void)[] = [
     const has = db.prepare("SELECT 1 FROM pragma_table_info('_pages') WHERE name = 'asserted_run'").get();
     if (!has) db.exec("ALTER TABLE _pages ADD COLUMN asserted_run INTEGER");
   },
+  // 11: the analyst's snapshot at a million members: claim lines in a table of their own, written
+  // with their claim version (claim-lines.ts), and indexes that answer the guide's scans without
+  // reading the rows that carry the JSON (analyst-schema.ts, CoveredAlong). A snapshot made
+  // before has its lines read out of every claim version once, with progress on a terminal.
+  (db, progress = silentProgress) => {
+    dropViews(db);
+    // Made again with the columns they now cover (the names' index: in the members' history one).
+    db.exec("DROP INDEX IF EXISTS _members_v_names");
+    for (const [r, along] of Object.entries(CoveredAlong)) {
+      for (const c of Object.keys(along)) db.exec(`DROP INDEX IF EXISTS ${analystIndexName(r as StoredResource, c)}`);
+    }
+    createClaimLines(db, (done, total) => progress.step(11, "claim lines from the claim versions", done, total));
+    ensureIndexes(db, {}, (name, done, total) => progress.step(11, `index ${done + 1} of ${total} (${name})`));
+    createViews(db);
+    // Statistics, so the planner picks the new indexes from the first question on (bounded: a
+    // sample of each index, not a read of the whole file).
+    db.pragma("analysis_limit = 1000");
+    db.exec("ANALYZE");
+    db.pragma("analysis_limit = 0");
+  },
 ];
 
 /** Bring the database to the latest schema. Refuses a database newer than this code. */
-export function migrate(db: Database): void {
+export function migrate(db: Database, progress: MigrationProgress = silentProgress): void {
   const current = db.pragma("user_version", { simple: true }) as number;
   if (current > migrations.length) {
     throw new Error(
       `The snapshot database has schema version ${current}, newer than this benefits-sync (${migrations.length}): upgrade benefits-sync`,
     );
   }
-  for (let v = current; v < migrations.length; v++) {
-    db.transaction(() => {
-      migrations[v]!(db);
-      db.pragma(`user_version = ${v + 1}`);
-    })();
+  try {
+    for (let v = current; v < migrations.length; v++) {
+      db.transaction(() => {
+        migrations[v]!(db, progress);
+        db.pragma(`user_version = ${v + 1}`);
+      })();
+    }
+  } finally {
+    progress.finish();
   }
 }
 

@@ -167,6 +167,9 @@ export class RunLifecycle {
     if (run.dryRun) return this.rollbackDryRun(run, "succeeded");
     groups.durableCommit();
     db.pragma("incremental_vacuum");
+    // The statistics the planner picks the guide's indexes by, refreshed where the run changed
+    // enough to matter (SQLite bounds the work it does).
+    db.pragma("optimize");
     return { runId: run.runId, status: "succeeded", counts: countsObject(run), resumedFrom: run.resumedFrom };
   }
 

@@ -4,38 +4,19 @@
  * sandbox's own data (never from the snapshot). A question added to the README without a check
  * here, or a check whose question left the README, fails.
  */
-import { readFileSync } from "node:fs";
-import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createClient } from "../../../src/api/client.js";
-import { startSandbox } from "../../../src/sandbox/index.js";
 import { changedFields } from "../../../src/store/field-diff.js";
 import type { StoredResource } from "../../../src/store/resources.js";
+import { guideQuestions, guideWorld } from "../../helpers/guide-questions.js";
 import { diffStates, expectedState, type State } from "../../helpers/expected.js";
+import { atPath } from "../../helpers/typed-copy.js";
 import { ALL_CLAIMS, sandboxData } from "../../helpers/sandbox-truth.js";
-import { syncStarted, TEST_PII_KEY, tempStore, type TempStore } from "../../helpers/temp-store.js";
+import { syncStarted, TEST_PII_KEY, type TempStore } from "../../helpers/temp-store.js";
 
 // ---------------------------------------------------------------------------------------------
 // The questions, as the README and docs/analyst-guide.md state them.
 
-const README = fileURLToPath(new URL("../../../README.md", import.meta.url));
-// The README answers the first questions; the guide in docs/ the rest. One name, one place.
-const GUIDE = fileURLToPath(new URL("../../../docs/analyst-guide.md", import.meta.url));
-
-/** Every ```sql block of the README whose first line is `-- question: NAME`, by name. */
-function readmeQuestions(text: string): Map<string, string> {
-  const out = new Map<string, string>();
-  for (const m of text.matchAll(/^```sql\r?\n([\s\S]*?)^```/gm)) {
-    const sql = m[1]!;
-    const name = /^-- question: ([a-z0-9]+(?:-[a-z0-9]+)*)\s*\r?\n/.exec(sql)?.[1];
-    if (name === undefined) continue;
-    if (out.has(name)) throw new Error(`README: question ${name} appears twice`);
-    out.set(name, sql);
-  }
-  return out;
-}
-
-const questions = readmeQuestions(`${readFileSync(README, "utf8")}\n${readFileSync(GUIDE, "utf8")}`);
+const questions = guideQuestions();
 
 // ---------------------------------------------------------------------------------------------
 // Plain helpers for computing answers from the sandbox's data.
@@ -70,15 +51,6 @@ function cents(amount: unknown): number {
 /** `printf('%d.%02d', c / 100, c % 100)` for a non-negative number of cents. */
 const decimal = (c: number): string => `${Math.floor(c / 100)}.${String(c % 100).padStart(2, "0")}`;
 
-/** The value at a dotted path, as `json_extract` gives it: objects and lists as JSON text, booleans as 1/0. */
-function atPath(rec: unknown, path: string): unknown {
-  let v: unknown = rec;
-  for (const k of path.split(".")) v = v !== null && typeof v === "object" && !Array.isArray(v) ? (v as Rec)[k] : undefined;
-  if (v === undefined || v === null) return null;
-  if (typeof v === "boolean") return v ? 1 : 0;
-  if (typeof v === "object") return JSON.stringify(v);
-  return v;
-}
 
 // ---------------------------------------------------------------------------------------------
 // The world: a sandbox, two runs around one simulated day, the data captured after each.
@@ -112,15 +84,8 @@ let world: World;
 const cleanups: (() => Promise<void> | void)[] = [];
 
 beforeAll(async () => {
-  const sb = await startSandbox({ members: 300, seed: 5, groups: 3 });
-  const client = createClient({
-    baseUrl: sb.baseUrl,
-    apiKey: sb.keys.full,
-    retry: { maxAttempts: 6, baseMs: 5, capMs: 50, retryAfterCapMs: 1000 },
-    deadlines: { connectMs: 2000, headersMs: 2000, bodyMs: 2000 },
-  });
-  const t = tempStore();
-  cleanups.push(() => sb.close(), () => client.close(), () => t.cleanup());
+  const { sb, client, t, cleanup } = await guideWorld();
+  cleanups.push(cleanup);
   const began = new Map<number, { after: string; before: string }>();
   const run = async () => {
     const after = new Date().toISOString();

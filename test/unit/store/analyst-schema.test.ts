@@ -116,6 +116,9 @@ describe("the analyst's snapshot", () => {
     // Generated (stored) from the amount's column.
     expect(cols).toContainEqual({ name: "paidAmount_cents", type: "INTEGER", hidden: 3 });
     expect(t.db.prepare("SELECT memberId, processing_receivedDate, paidAmount_cents FROM claims").get()).toEqual({ memberId: "m1", processing_receivedDate: "2026-02-05", paidAmount_cents: 100 });
+    // The run measured these one-row tables (PRAGMA optimize), and for one row a scan is the
+    // cheaper plan: the plans a large snapshot gets are checked without those statistics.
+    t.db.exec("DELETE FROM sqlite_stat1; ANALYZE sqlite_schema");
     const plan = (sql: string) => (t.db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all() as { detail: string }[]).map((r) => r.detail).join(" | ");
     expect(plan("SELECT * FROM claims WHERE memberId = 'm1'")).toMatch(/USING INDEX _claims_v_ix_memberId/);
     expect(plan("SELECT * FROM coverages WHERE memberId = 'm1'")).toMatch(/USING INDEX _coverages_v_ix_memberId/);
@@ -124,7 +127,7 @@ describe("the analyst's snapshot", () => {
     expect(plan("SELECT status, COUNT(*) FROM coverages GROUP BY status")).toMatch(/USING COVERING INDEX _coverages_v_ix_status/);
     // Claims joined to members for their names: no table row on either side.
     const join = plan("SELECT m.id, m.lastName, COUNT(*) AS n FROM claims c JOIN members m ON m.id = c.memberId GROUP BY m.id ORDER BY n DESC LIMIT 5");
-    expect(join).toMatch(/USING COVERING INDEX _members_v_names/);
+    expect(join).toMatch(/USING COVERING INDEX _members_v_history/);
     expect(join).toMatch(/USING COVERING INDEX _claims_v_ix_memberId/);
     expect(plan("SELECT * FROM claims WHERE serviceDateFrom BETWEEN '2026-01-01' AND '2026-01-31'")).toMatch(/USING INDEX _claims_v_ix_serviceDateFrom/);
     expect(plan("SELECT * FROM members_history WHERE id = 'm1'")).toMatch(/USING INDEX _members_v_history/);
