@@ -234,6 +234,7 @@ export class WebhookWorld {
       return;
     }
     this.bump(opts.duringWalk ? "webhook drains during a walk" : "webhook drains");
+    if (report.busy) this.bump("webhook drains that waited for a walk");
     this.bump("webhook events applied", report.applied);
     this.bump("webhook events parked", report.parked);
     this.bump("webhook refetches retrying", report.retrying);
