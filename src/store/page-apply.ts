@@ -61,13 +61,14 @@ export class PageApplier {
     const ids = JSON.stringify(page.records.map((r) => r.id));
     let records = page.records;
     let firstSightings = records.length;
-    if (scope.resource === "members") {
+    if (scope.resource === "members" && run.walks) {
       // A member listed under two groups is seen twice in one walk: only the first sighting counts,
       // unless the listing is read again to confirm a delete (then the later answer is the newer).
+      // (A run of lookups only sees each member once, and leaves the seen ids to the walk.)
       const firstSeen = seen.firstSightings("members", ids);
       firstSightings = firstSeen.size;
       if (scope.filters.confirm === undefined) records = records.filter((r) => firstSeen.delete(r.id));
-    } else if (!run.fresh.has(scope.resource) && records.length > 0) {
+    } else if (scope.resource !== "members" && !run.fresh.has(scope.resource) && records.length > 0) {
       seen.markPage(scope.resource, ids, run.rewalked.has(scope.key) || scope.filters.confirm !== undefined);
     }
     const skipped = page.records.length - records.length;

@@ -13,7 +13,7 @@ import { canonicalJson } from "./canonical.js";
 import { emptyCounts } from "./counts.js";
 import { planDeletes, type DeletePlan } from "./delete-plan.js";
 import { ChildOf, StoredResources, WalkedResources, type StoredResource } from "./resources.js";
-import type { RunRow } from "./run-log.js";
+import { WEBHOOK_JOB, type RunRow } from "./run-log.js";
 import { isLookup } from "./scopes.js";
 import { hostIdentity, isBusy, leaseUntil, lockedError, reapOrRefuse, type LeaseHolder } from "./run-lease.js";
 import { countsObject, type ActiveRun, type DeletePolicy, type RunFailure, type RunOutcome } from "./run-state.js";
@@ -57,7 +57,8 @@ export class RunLifecycle {
       // commit) must not look as if it overlapped that run.
       const now = this.d.now().toISOString();
       reapOrRefuse(db, this.lease, false);
-      const last = db.prepare("SELECT * FROM _runs ORDER BY run_id DESC LIMIT 1").get() as RunRow | undefined;
+      // The webhook worker's runs walk nothing: a failed walk before them is still the one to resume.
+      const last = db.prepare("SELECT * FROM _runs WHERE job <> ? ORDER BY run_id DESC LIMIT 1").get(WEBHOOK_JOB) as RunRow | undefined;
       const resumable =
         !flags.dryRun &&
         flags.resume !== false &&
@@ -75,8 +76,8 @@ export class RunLifecycle {
         .run(job, now, optionsJson, resumedFrom ?? null, pid, host, JSON.stringify(fresh), this.lease.owner, leaseUntil(this.lease));
       const id = Number(info.lastInsertRowid);
       if (resumedFrom !== undefined) checkpoints.inherit(id, resumedFrom);
-      // Seen ids of an abandoned walk prove nothing for this one.
-      else this.d.seen.clear();
+      // Seen ids of an abandoned walk prove nothing for this one (a run of lookups keeps them for its resume).
+      else if (job !== WEBHOOK_JOB) this.d.seen.clear();
       return { id, fresh };
     };
     let claimed: { id: number; fresh: StoredResource[] };
@@ -113,6 +114,7 @@ export class RunLifecycle {
       unkeptClaims: new Set(),
       fresh,
       empty,
+      walks: job !== WEBHOOK_JOB,
       vidsBefore: new Map(StoredResources.map((r) => [r, (db.prepare(`SELECT MAX(vid) FROM _${r}_v`).pluck().get() as number | null) ?? 0])),
     };
     return run;
@@ -150,14 +152,7 @@ export class RunLifecycle {
       return this.endFailed(run, { code: new DeleteGuardError(message).code, message }, true);
     }
     for (const p of plan) this.applyDeletes(run, p);
-    if (db.prepare("SELECT 1 FROM _absence LIMIT 1").get()) {
-      for (const r of new Set([...run.scopes.values()].map((x) => x.resource))) {
-        db.prepare(`DELETE FROM _absence WHERE resource = ? AND id IN (${seenIdsSql(r)})`).run(r, r);
-      }
-    }
-    this.settleSuspects();
-    for (const r of WalkedResources) if (r !== "members" && this.d.seen.duplicated(r)) this.d.pages.forgetResource(r);
-    this.d.seen.clear();
+    if (run.walks) this.endWalk(run);
     // A run of lookups only (the webhook worker's) walked no listing: the last walk's pages stay
     // (its refetched members already made the pages that list them untrusted, see PageCache.prune).
     if ([...run.scopes.values()].some((s) => !isLookup(s))) this.d.pages.keepFrom(this.chainStart(run));
@@ -196,6 +191,19 @@ export class RunLifecycle {
       // Its pages list those ids twice: see SeenIds.count.
       if (removed > 0 && r === "claims") this.d.pages.forgetResource(r);
     }
+  }
+
+  /** What a walk that succeeded settles by the ids it saw; then they are forgotten. */
+  private endWalk(run: ActiveRun): void {
+    const { db } = this.d;
+    if (db.prepare("SELECT 1 FROM _absence LIMIT 1").get()) {
+      for (const r of new Set([...run.scopes.values()].map((x) => x.resource))) {
+        db.prepare(`DELETE FROM _absence WHERE resource = ? AND id IN (${seenIdsSql(r)})`).run(r, r);
+      }
+    }
+    this.settleSuspects();
+    for (const r of WalkedResources) if (r !== "members" && this.d.seen.duplicated(r)) this.d.pages.forgetResource(r);
+    this.d.seen.clear();
   }
 
   /**

@@ -3,6 +3,12 @@ import type { Database } from "better-sqlite3";
 export const RunStatuses = ["running", "succeeded", "failed"] as const;
 export type RunStatus = (typeof RunStatuses)[number];
 
+/**
+ * The job of the webhook worker's runs (src/webhooks/apply.ts). Each looks a few members up by id
+ * and walks nothing, so it is no step of a walk: a sync resumes a failed walk across them.
+ */
+export const WEBHOOK_JOB = "webhooks";
+
 export interface RunRow {
   run_id: number;
   job: string;

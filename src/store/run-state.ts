@@ -64,6 +64,11 @@ export interface ActiveRun {
   readonly rewalked: Set<string>;
   /** Items quarantined so far per scope (a resumed walk's included): such a scope is never complete. */
   quarantinedByScope: Map<string, number>;
+  /**
+   * False for a run of lookups only (the webhook worker's): it walks nothing, so it leaves the
+   * state of a failed walk it comes between (seen ids, absences, suspects) to that walk's resume.
+   */
+  readonly walks: boolean;
   /** Resources with no current record when the run's chain began: no delete can be proven. */
   readonly fresh: ReadonlySet<StoredResource>;
   /** Fresh resources in the first run of a chain: empty, so no record needs looking up. */

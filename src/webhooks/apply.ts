@@ -16,6 +16,7 @@
 import pLimit from "p-limit";
 import { SnapshotStore, defaultDeletePolicy, type DeletePolicy } from "../store/snapshot.js";
 import { inProcessPort, type PageInput, type SnapshotPort } from "../store/snapshot-port.js";
+import { WEBHOOK_JOB } from "../store/run-log.js";
 import { Encoder } from "../store/prepare-page.js";
 import { memberLookupScope } from "../extract/scopes.js";
 import type { PageSource } from "../extract/page-source.js";
@@ -23,8 +24,8 @@ import { retryDelay } from "../api/retry.js";
 import { redact } from "../errors.js";
 import type { DueMember, Inbox } from "./inbox.js";
 
-/** The job name of the worker's runs, as `runs` shows it. */
-export const WEBHOOK_JOB = "webhooks";
+/** The job name of the worker's runs, as `runs` shows it (a sync resumes a failed walk across them). */
+export { WEBHOOK_JOB };
 
 /** The worker's settings: the `webhooks` block of the configuration. */
 export interface ApplySettings {

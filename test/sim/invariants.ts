@@ -4,6 +4,7 @@
  */
 import type { Database } from "better-sqlite3";
 import { existsSync, readFileSync } from "node:fs";
+import { WEBHOOK_JOB } from "../../src/store/run-log.js";
 import { norm, snapshotState } from "../helpers/expected.js";
 import type { DeliveryLog } from "./deliveries.js";
 import { expectedState } from "./expected.js";
@@ -28,6 +29,15 @@ export const ViolationKinds = [
   "hung",
   "sync-threw",
   "final-sync-failed",
+  // webhooks.ts: what each drain of the webhook worker must show.
+  "webhook-lost-accepted",
+  "webhook-drain-threw",
+  "webhook-drain",
+  "webhook-no-wait",
+  "webhook-stale",
+  "webhook-records",
+  "webhook-false-delete",
+  "webhook-second-effect",
 ] as const;
 export type ViolationKind = (typeof ViolationKinds)[number];
 
@@ -316,7 +326,8 @@ export function checkRunLog(db: Database, runs: readonly RunRecord[]): Violation
     });
   }
   const resumedFrom = db.prepare("SELECT resumed_from FROM runs WHERE run_id = ?").pluck();
-  const nextRun = db.prepare("SELECT MIN(run_id) FROM runs WHERE run_id > ?").pluck();
+  // The next sync: a webhook worker's run in between resumes nothing (it walks nothing).
+  const nextRun = db.prepare(`SELECT MIN(run_id) FROM runs WHERE run_id > ? AND job <> '${WEBHOOK_JOB}'`).pluck();
   for (const r of runs) {
     if (!r.crashed || r.runId === null) continue;
     const next = nextRun.get(r.runId) as number | null;

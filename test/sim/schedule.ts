@@ -41,6 +41,8 @@ export interface Schedule {
    */
   readonly narrow?: boolean;
   readonly quietDeliveries?: boolean;
+  /** Webhook events on (true) or off (false) for this replay; unset: drawn from the seed (webhooks.ts). */
+  readonly webhooks?: boolean;
 }
 
 const OP_WEIGHTS: Record<OpKind, number> = {

@@ -29,6 +29,7 @@ import { ServiceModel, WINDOW } from "./model.js";
 import { Rng } from "./rng.js";
 import { QUIET, type RunSpec, type Schedule } from "./schedule.js";
 import type { SimServer } from "./server.js";
+import { drawWebhooks, WebhookWorld } from "./webhooks.js";
 import { SIM_PII_KEY, World } from "./world.js";
 
 /** The delete guard of every run (small, so that a day's mass deletes trip it). */
@@ -105,13 +106,25 @@ export async function runSchedule(s: Schedule, server: SimServer): Promise<Sched
   const stats: Record<string, number> = {};
   const bump = (k: string, n = 1) => (stats[k] = (stats[k] ?? 0) + n);
   let lastErrorCode: string | undefined;
+  // Some schedules also have the service send webhook events, which a worker applies (webhooks.ts).
+  const wh = (s.webhooks ?? drawWebhooks(s.seed))
+    ? await WebhookWorld.start({ seed: s.seed, world, server, model, client, encodeOnCaller: s.encodeOnCaller, policy: POLICY, trace, stats })
+    : undefined;
+  const whLevel = (): 0 | 1 | 2 => wh!.between(0, 2) as 0 | 1 | 2;
 
   const doRun = async (spec: RunSpec, cursorBug: boolean, opts: { final: boolean; allowDeletes: boolean }): Promise<RunRecord> => {
     const index = runs.length;
     const startTick = model.tick;
     server.beginRun({ level: spec.level, midWalk: spec.midWalk, cursorBug }, Rng.derive(s.seed, 1000 + index));
+    // Webhook events sent, and the worker trying to drain them, while this run holds the snapshot.
+    const atPage = wh && !opts.final && wh.chance(0.5) ? wh.between(1, 6) : 0;
+    const onPage = async (n: number) => {
+      if (n !== atPage) return;
+      await wh!.send(`during run #${index}, page ${n}`);
+      await wh!.drain(`during run #${index}, page ${n}`, { duringWalk: true, level: 0 });
+    };
     // A store on its worker thread keeps wall time: no crash there (see World.beginRun).
-    const port = await world.beginRun(shape.worker ? { ...spec.store, crash: null } : spec.store, shape.worker);
+    const port = await world.beginRun(shape.worker ? { ...spec.store, crash: null } : spec.store, shape.worker, atPage ? onPage : undefined);
     const hang = new AbortController();
     const timer = setTimeout(() => hang.abort(Object.assign(new Error(`the run did not finish in ${HANG_MS} ms`), { code: "SIM_HUNG" })), HANG_MS);
     let report: Awaited<ReturnType<typeof sync>> | undefined;
@@ -133,6 +146,7 @@ export async function runSchedule(s: Schedule, server: SimServer): Promise<Sched
     const served = server.endRun();
     const stored = await world.endRun();
     world.clock.advance(60_000);
+    wh?.syncStarted();
     const rawError = report?.error ? `${report.error.code}: ${report.error.message}` : threw instanceof Error ? `THREW ${threw.message}` : threw !== undefined ? `THREW ${String(threw)}` : undefined;
     // The SSN check reads the error as the sync gave it; the trace and messages get it scrubbed.
     if (rawError) texts.push({ where: `run ${report?.runId ?? "?"} report`, text: rawError });
@@ -183,6 +197,11 @@ export async function runSchedule(s: Schedule, server: SimServer): Promise<Sched
         }
       }
     }
+    // The changes that landed mid-walk are sent now; the worker may drain (the next run resumes past it).
+    if (wh && !opts.final) {
+      await wh.send(`after run #${index}`);
+      if (wh.chance(0.6)) await wh.drain(`after run #${index}`, { duringWalk: false, level: whLevel() });
+    }
     return rec;
   };
 
@@ -190,14 +209,30 @@ export async function runSchedule(s: Schedule, server: SimServer): Promise<Sched
     for (const [d, day] of s.days.entries()) {
       world.clock.advance(DAY_MS);
       trace.push(`day ${d}${day.cursorBug ? " (cursor bug on the server)" : ""}`);
-      for (const op of day.ops) trace.push(`  ${model.apply(op)}`);
+      // With webhooks, the day's events go out in two batches, and the worker may drain after
+      // each: a member refetched after the first is seen in a state the rest of the day may change.
+      const cut = wh ? wh.between(0, day.ops.length) : day.ops.length;
+      for (const op of day.ops.slice(0, cut)) trace.push(`  ${model.apply(op)}`);
+      if (wh) {
+        await wh.send(`day ${d}, after ${cut} operation(s)`);
+        if (wh.chance(0.5)) await wh.drain(`day ${d}, after ${cut} operation(s)`, { duringWalk: false, level: whLevel() });
+      }
+      for (const op of day.ops.slice(cut)) trace.push(`  ${model.apply(op)}`);
+      if (wh && cut < day.ops.length) {
+        await wh.send(`day ${d}, after its operations`);
+        if (wh.chance(0.6)) await wh.drain(`day ${d}, after its operations`, { duringWalk: false, level: whLevel() });
+      }
       for (const spec of day.runs) {
         const allow = spec.operatorAllowsDeletes && lastErrorCode === "DELETE_GUARD";
         await doRun(spec, day.cursorBug, { final: false, allowDeletes: allow });
       }
     }
-    // The quiet final sync.
+    // The quiet final sync, after the worker drained what is due (whatever was lost, the walk repairs).
     world.clock.advance(DAY_MS);
+    if (wh) {
+      await wh.send("before the final sync");
+      await wh.drain("before the final sync", { duringWalk: false, level: 0 });
+    }
     let allow = false;
     let settled: RunRecord | undefined;
     for (let attempt = 0; attempt < 5 && !settled; attempt++) {
@@ -215,6 +250,7 @@ export async function runSchedule(s: Schedule, server: SimServer): Promise<Sched
     }
     if (shape.worker) bump("schedules with the store on its worker thread");
     if (shape.groupConcurrency > 1) bump("schedules walking groups at once");
+    if (wh) bump("schedules with webhook events");
 
     const db = world.db;
     // Without a successful fresh final walk there is nothing to compare (final-sync-failed says why).
@@ -224,6 +260,7 @@ export async function runSchedule(s: Schedule, server: SimServer): Promise<Sched
     violations.push(...checkGuard(db, runs, POLICY));
     for (const out of outputs) violations.push(...checkDeliveries(db, out));
     violations.push(...checkRunLog(db, runs));
+    if (wh) violations.push(...wh.violations);
     const dbTexts = [
       ...(db.prepare("SELECT run_id, error FROM runs WHERE error IS NOT NULL").all() as { run_id: number; error: string }[]).map((r) => ({ where: `runs.error of run ${r.run_id}`, text: r.error })),
       ...(db.prepare("SELECT run_id, reason, excerpt FROM quarantine").all() as { run_id: number; reason: string; excerpt: string }[]).map((r) => ({
@@ -233,7 +270,7 @@ export async function runSchedule(s: Schedule, server: SimServer): Promise<Sched
     ];
     violations.push(
       ...checkSsns(model.ssns, {
-        files: [world.path, `${world.path}-wal`],
+        files: [world.path, `${world.path}-wal`, ...(wh ? [wh.inboxPath, `${wh.inboxPath}-wal`] : [])],
         texts: [
           ...dbTexts,
           ...texts,
@@ -246,6 +283,7 @@ export async function runSchedule(s: Schedule, server: SimServer): Promise<Sched
     );
     return { violations, runs, stats, trace, shape: `store ${shape.worker ? "on its worker thread" : "in process"}, groupConcurrency=${shape.groupConcurrency}` };
   } finally {
+    await wh?.close();
     await client.close();
     server.detach();
     world.close();

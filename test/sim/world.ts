@@ -13,7 +13,7 @@
  *   SnapshotStore whose clock has moved past the run lease: it should resume the dead run.
  *
  * Each fault is keyed to the n-th page application of a run, so it lands at the same place on
- * every replay.
+ * every replay; so does `onPage`, what else happens while the run holds the snapshot.
  */
 import BetterSqlite3 from "better-sqlite3";
 import type { Database } from "better-sqlite3";
@@ -102,7 +102,7 @@ export class World {
    * store keeps wall time (a clock cannot be posted to a thread), so it gets no crash: the next
    * run would find the dead run's lease unexpired.
    */
-  async beginRun(faults: StoreRunFaults, onWorker = false): Promise<SnapshotPort> {
+  async beginRun(faults: StoreRunFaults, onWorker = false, onPage?: (n: number) => Promise<void>): Promise<SnapshotPort> {
     const stats: StoreRunStats = { pages: 0, lockHeld: 0, lockTried: 0, ioErrors: 0, crashed: false };
     if (onWorker && faults.crash) throw new Error("the simulation gives no crash to a store on its worker thread");
     const worker = onWorker ? await openWorkerSnapshot(this.path, this.storeOptions()) : undefined;
@@ -137,6 +137,8 @@ export class World {
     port.applyPage = (async (scope, page) =>
       alive(async () => {
         const n = ++stats.pages;
+        // Something else happening while the run holds the snapshot (webhook events, the worker).
+        if (onPage) await onPage(n);
         this.lockStep(n);
         if (faults.crash && faults.crash.at === n) {
           this.crash();
