@@ -31,11 +31,17 @@ import { QUIET, type RunSpec, type Schedule } from "./schedule.js";
 import type { SimServer } from "./server.js";
 import { drawWebhooks, WebhookWorld } from "./webhooks.js";
 import { SIM_PII_KEY, World } from "./world.js";
+import { EVENT_DEADLINE_MS } from "../helpers/wait.js";
 
 /** The delete guard of every run (small, so that a day's mass deletes trip it). */
 export const POLICY = { maxDeleteShare: 0.2, maxDeleteCount: 3 } as const;
-/** A run still going after this long is stuck (a cursor cycle the request budget did not stop). */
-const HANG_MS = 30_000;
+/**
+ * A run still going after this long is stuck (a cursor cycle the request budget did not stop).
+ * A hang guard, not a speed bound: the same deadline as any awaited event in the tests, so a
+ * schedule slowed by a loaded 2-core machine is never called hung (runaway requests are caught
+ * separately, by count).
+ */
+const HANG_MS = EVENT_DEADLINE_MS;
 const DAY_MS = 86_400_000;
 
 /** Anything shaped like an SSN, out of text this harness prints. */
@@ -193,6 +199,7 @@ export async function runSchedule(s: Schedule, server: SimServer): Promise<Sched
       for (const out of outputs) {
         if (await deliverTo(world.db, out, rec.runId, faults[out.kind], world.clock.now)) {
           trace.push(`  delivery to ${out.output} after run ${rec.runId}: the process died (${faults[out.kind].crash?.point})`);
+          bump(`delivery crashes ${faults[out.kind].crash?.point}`);
           break;
         }
       }

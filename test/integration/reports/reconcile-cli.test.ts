@@ -232,6 +232,14 @@ describe("benefits-sync reconcile", () => {
     for (const f of ["report.html", "summary.md"]) expect(file(f), f).toContain("THE ARITHMETIC DOES NOT HOLD");
     expect(file("summary.md")).toContain(`✗ DOES NOT HOLD: claims ${status}:`);
     expect(file("report.html")).toContain(`✗ does not hold: claims ${status}:`);
+    // claims.csv: every row of that status says NO, and no row of another status does.
+    const rows = file("claims.csv").trim().split("\r\n").map((l) => l.split(","));
+    const [head, ...body] = rows;
+    expect(head!.at(-1)).toBe("status_adds_up");
+    const verdicts = body.map((c) => [c[1], c.at(-1)]);
+    expect(verdicts.filter(([s]) => s === status).every(([, v]) => v === "NO")).toBe(true);
+    expect(verdicts.some(([s]) => s === status)).toBe(true);
+    expect(verdicts.filter(([s]) => s !== status).every(([, v]) => v === "yes")).toBe(true);
   });
 
   it("one member counted twice at B (a second current version): the members arithmetic does not hold", async () => {
@@ -252,5 +260,6 @@ describe("benefits-sync reconcile", () => {
     for (const f of ["report.html", "summary.md"]) expect(file(f), f).toContain("THE ARITHMETIC DOES NOT HOLD");
     expect(file("summary.md")).toContain("✗ DOES NOT HOLD: members:");
     expect(file("membership.csv")).not.toContain(",NO\r\n");
+    expect(file("claims.csv")).not.toContain(",NO\r\n");
   });
 });
