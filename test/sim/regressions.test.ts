@@ -165,6 +165,12 @@ export const REGRESSIONS: readonly Regression[] = [
     webhooks: true,
     what: "(webhooks, 2026-11-25) a sync crashed; the webhook worker's run came next and recorded it failed (its lease lapsed); the next sync saw the worker's run as the latest and walked afresh instead of resuming the crashed walk (the README: the next run resumes it). With the worker applying events every second, a failed walk would never be resumed",
   },
+  {
+    seed: 3249,
+    path: "0",
+    webhooks: true,
+    what: "(the harness, 2026-11-26) webhook events sent while a page was held let the sync's next page (its scope's empty end) be applied and committed first; a disk I/O error then rolled the held page back: the checkpoint said the groups were walked whole without that page's group, and the resumed run deleted the group and its plan. The real ports apply pages in order; the simulation's now does too",
+  },
 ];
 
 /**

@@ -134,8 +134,24 @@ export class World {
     else if (this.opts.encodeOnCaller) port.encoding = this.store.encoder.options;
     const innerApply = inner.applyPage as SnapshotPort["applyPage"];
     const innerFinish = inner.finishRun as SnapshotPort["finishRun"];
-    port.applyPage = (async (scope, page) =>
-      alive(async () => {
+    // Pages are applied in the order the sync hands them over, as both real ports do (the store
+    // in this process applies each at once; the worker thread takes its messages in order). The
+    // hook below awaits (webhook events sent, the worker draining): without this queue the next
+    // page overtook the held one, and a fault on the held page rolled it back after the later
+    // page had already committed its scope's end (seed 3249: a group deleted while listed).
+    let inFlight = 0;
+    let previous: Promise<unknown> = Promise.resolve();
+    const applyInOrder = <T>(go: () => Promise<T>): Promise<T> => {
+      const p = inFlight === 0 ? go() : previous.then(go, go);
+      inFlight++;
+      const settled = () => {
+        inFlight--;
+      };
+      previous = p.then(settled, settled);
+      return p;
+    };
+    port.applyPage = ((scope, page) =>
+      applyInOrder(() => alive(async () => {
         const n = ++stats.pages;
         // Something else happening while the run holds the snapshot (webhook events, the worker).
         if (onPage) await onPage(n);
@@ -150,7 +166,7 @@ export class World {
           throw Object.assign(new Error("disk I/O error (simulated)"), { code: "SQLITE_IOERR" });
         }
         return innerApply(scope, page);
-      })) satisfies SnapshotPort["applyPage"];
+      }))) satisfies SnapshotPort["applyPage"];
     port.finishRun = (async (policy, failure) =>
       alive(async () => {
         this.release();
