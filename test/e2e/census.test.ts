@@ -112,8 +112,17 @@ describe("census plan and apply against the sandbox", () => {
     expect(JSON.stringify(members())).toBe(before);
 
     // apply: the sandbox's data comes to match the file.
+    const writesAtFirst = sb.stats().writes;
     const applied = await cli(["census", "apply", file, "--group", group.groupId, "--result", join(dir, "first.json")]);
     expect(applied.code, applied.stderr).toBe(0);
+    // What reached the sandbox, by its own count: one request per planned write, nothing else.
+    const sentFirst = Object.fromEntries(Object.entries(sb.stats().writes).flatMap(([k, n]) => (n === (writesAtFirst[k] ?? 0) ? [] : [[k, n - (writesAtFirst[k] ?? 0)]])));
+    expect(sentFirst).toEqual({
+      [`POST /v3/groups/${gp}/enroll/add-subscriber`]: 1,
+      [`POST /v3/groups/${gp}/enroll/${inGroup(h4!, gp)!.subscriberCoverageId}/add-dependent`]: 1,
+      [`POST /v3/groups/${gp}/enroll/terminate`]: 1,
+      [`PATCH /v2/members/${h2!.id}`]: 1,
+    });
     const after = members();
     const find = (first: string, last: string, dob: string) => after.filter((m) => m.firstName === first && m.lastName === last && m.dateOfBirth === dob && inGroup(m, gp));
     const nadia = find("Nadia", "Hire", "1991-03-04");
@@ -139,10 +148,12 @@ describe("census plan and apply against the sandbox", () => {
     expect(result.learned).toContainEqual({ line: 7, memberId: nadia[0]!.id, coverageId: inGroup(nadia[0]!, gp)!.id });
     expect(result.learned).toContainEqual({ line: 6, memberId: newborn[0]!.id, coverageId: inGroup(newborn[0]!, gp)!.id });
 
-    // A second apply sends nothing.
+    // A second apply sends nothing: no write of any kind reaches the sandbox (its own count, by method and path).
     const settled = JSON.stringify(members());
     const accepted = sb.stats().byStatus["202"] ?? 0;
+    const writesBefore = sb.stats().writes;
     const again = await cli(["census", "apply", file, "--group", group.groupId, "--result", join(dir, "second.json")]);
+    expect(sb.stats().writes).toEqual(writesBefore);
     expect(again.code, again.stderr).toBe(0);
     expect(again.stdout).toContain("Nothing to send");
     expect(JSON.parse(readFileSync(join(dir, "second.json"), "utf8")).requests).toEqual([]);
