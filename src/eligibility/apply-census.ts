@@ -7,6 +7,7 @@
 import { randomUUID } from "node:crypto";
 import { paths } from "../api/endpoints.js";
 import type { ServiceClient } from "../api/client.js";
+import type { AnswerSeen } from "../api/write-answers.js";
 import { ApiError, AuthError, PermissionError, redact } from "../errors.js";
 import type { ApplyJournal, OpenWrite, WriteKind } from "./apply-journal.js";
 import { MemberIndex } from "./census-match.js";
@@ -28,6 +29,9 @@ export interface ApplyOptions {
   readonly log: (line: string) => void;
 }
 
+/** A write's answer as recorded: its status, and its shape when the service accepted it. */
+export type AnswerRecord = AnswerSeen | { readonly status: number };
+
 /** One write as the result file records it. */
 export interface RequestRecord {
   readonly id: string;
@@ -38,6 +42,12 @@ export interface RequestRecord {
   enrollmentRequestId?: string;
   /** The body as sent, every SSN as its last four digits and token. */
   readonly body?: unknown;
+  /**
+   * What came back, as the client read it: the status and shape (types only) of an accepted write,
+   * e.g. `{status: 204, shape: "empty"}`; the status alone of a refusal (what it said is `message`);
+   * absent when no answer came (lost, or the write was an earlier apply's).
+   */
+  answer?: AnswerRecord;
   outcome: string;
   message?: string;
 }
@@ -85,16 +95,24 @@ export async function applyCensus(
   if (stoppedBy) return { status: "failed", settledFromEarlier, plan: {}, requests, learned: [], stoppedBy };
 
   /** Send one write; `enrollment` ones answer a request id to poll. Returns the lines to re-plan when the answer was lost and it did not land. */
-  const send = async (kind: WriteKind, endpoint: string, lines: number[], body: unknown, memberId: string | undefined, call: () => Promise<unknown>): Promise<number[]> => {
+  const send = async (
+    kind: WriteKind,
+    endpoint: string,
+    lines: number[],
+    body: unknown,
+    memberId: string | undefined,
+    call: () => Promise<{ readonly answer: AnswerSeen; readonly enrollmentRequestId?: string | undefined }>,
+  ): Promise<number[]> => {
     if (stoppedBy) return [];
     const tokens = lines.map((l) => rowAt(l).ssnToken);
     const rec: RequestRecord = { id: randomUUID(), kind, endpoint, lines, ...(memberId ? { memberId } : {}), body: shownBody(body, key), outcome: "unsettled" };
     requests.push(rec);
     journal.append({ t: "intent", id: rec.id, kind, lines, tokens, at: new Date().toISOString() });
-    let answer: unknown;
+    let answer: Awaited<ReturnType<typeof call>>;
     try {
       answer = await call();
     } catch (e) {
+      if (e instanceof ApiError) rec.answer = { status: e.status };
       if (e instanceof PermissionError || e instanceof AuthError) {
         record(journal, rec, { settled: true, outcome: e instanceof PermissionError ? "forbidden" : "unauthorized", message: e.message });
         stoppedBy = e.message;
@@ -114,8 +132,9 @@ export async function applyCensus(
       opts.log(`${kind} (lines ${lines.join(", ")}): ${rec.outcome}: ${rec.message}`);
       return [];
     }
-    const requestId = (answer as { enrollmentRequestId?: unknown } | undefined)?.enrollmentRequestId;
-    if (typeof requestId === "string") {
+    rec.answer = answer.answer;
+    const requestId = answer.enrollmentRequestId;
+    if (requestId !== undefined) {
       rec.enrollmentRequestId = requestId;
       journal.append({ t: "accepted", id: rec.id, enrollmentRequestId: requestId, at: new Date().toISOString() });
       const s = await settleEnrollment(deps, requestId);

@@ -108,7 +108,7 @@ describe("census plan and apply against the sandbox", () => {
     expect(ro.stdout).toContain("403");
     expect(ro.stdout).toContain("service operator must adjust your organization's permissions");
     const roResult = JSON.parse(readFileSync(join(dir, "ro.json"), "utf8"));
-    expect(roResult.requests.map((r: { outcome: string }) => r.outcome)).toEqual(["forbidden"]);
+    expect(roResult.requests.map((r: { outcome: string; answer: unknown }) => [r.outcome, r.answer])).toEqual([["forbidden", { status: 403 }]]);
     expect(JSON.stringify(members())).toBe(before);
 
     // apply: the sandbox's data comes to match the file.
@@ -145,6 +145,12 @@ describe("census plan and apply against the sandbox", () => {
     expect(result.requests.map((r: { kind: string; outcome: string }) => `${r.kind} ${r.outcome}`).sort()).toEqual(
       ["add-subscriber succeeded", "add-dependent succeeded", "terminate succeeded", "patch-member succeeded"].sort(),
     );
+    // What came back for each, as the client read it: the status and the shape, never a value.
+    const answerOf = (kind: string) => result.requests.find((r: { kind: string }) => r.kind === kind).answer;
+    expect(answerOf("add-subscriber")).toEqual({ status: 202, shape: "{enrollmentRequestId: string}" });
+    expect(answerOf("add-dependent")).toEqual({ status: 202, shape: "{enrollmentRequestId: string}" });
+    expect(answerOf("terminate")).toEqual({ status: 200, shape: expect.stringMatching(/^\{id: string, .*endDate: string, .*status: string/) });
+    expect(answerOf("patch-member")).toEqual({ status: 200, shape: expect.stringMatching(/^\{id: string, .*firstName: string, .*ssn: string/) });
     expect(result.learned).toContainEqual({ line: 7, memberId: nadia[0]!.id, coverageId: inGroup(nadia[0]!, gp)!.id });
     expect(result.learned).toContainEqual({ line: 6, memberId: newborn[0]!.id, coverageId: inGroup(newborn[0]!, gp)!.id });
 
