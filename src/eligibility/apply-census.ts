@@ -15,7 +15,7 @@ import { planCensus, planSends, type CensusPlan } from "./census-plan.js";
 import { planJson } from "./plan-render.js";
 import type { Census, CensusRow } from "./read-census.js";
 import { readServiceGroup } from "./service-group.js";
-import { PORTAL_ADVICE, settleByListing, settleEnrollment, type SettleDeps, type Settled } from "./settle-write.js";
+import { PORTAL_ADVICE, settleAccepted, settleByListing, settleEarlierAccepted, settleEnrollment, type SettleDeps, type Settled } from "./settle-write.js";
 import { dependentBody, shownBody, subscriberEntry } from "./write-bodies.js";
 
 export type CensusClient = SettleDeps["client"] & Pick<ServiceClient, "addSubscriber" | "addDependent" | "terminate" | "patchMember">;
@@ -62,7 +62,8 @@ export interface ApplyReport {
   readonly stoppedBy?: string;
 }
 
-const FAILED = new Set(["failed", "forbidden", "unauthorized", "unsettled", "not-applied"]);
+/** Outcomes that fail the apply (`accepted-unlisted`: accepted, but not seen yet; the next apply looks again). */
+const FAILED = new Set(["failed", "forbidden", "unauthorized", "unsettled", "not-applied", "accepted-unlisted"]);
 
 /**
  * Apply `census` to the group.
@@ -141,8 +142,9 @@ export async function applyCensus(
       record(journal, rec, s);
       if (!s.settled) stoppedBy = s.message;
     } else if (kind === "add-subscriber" || kind === "add-dependent") {
-      // Accepted without a request id to poll (a shape the spec leaves open): the listing says whether it landed.
-      record(journal, rec, await settleByListing(deps, tokens));
+      // Accepted without a request id to poll (a shape the spec leaves open): nothing was lost, and
+      // the listing says whether it landed.
+      record(journal, rec, await settleAccepted(deps, tokens, answer.answer));
     } else record(journal, rec, { settled: true, outcome: "succeeded" });
     opts.log(`${kind} (lines ${lines.join(", ")})${rec.enrollmentRequestId ? `, enrollment request ${rec.enrollmentRequestId}` : ""}: ${rec.outcome}${rec.message ? `: ${rec.message}` : ""}`);
     return [];
@@ -222,6 +224,7 @@ function onlyLines(plan: CensusPlan, lines: ReadonlySet<number>): CensusPlan {
 
 async function settleEarlier(deps: SettleDeps, w: OpenWrite): Promise<Settled> {
   if (w.enrollmentRequestId) return settleEnrollment(deps, w.enrollmentRequestId);
+  if (w.outcome === "accepted-unlisted") return settleEarlierAccepted(deps, w.intent.tokens);
   if (w.intent.kind === "add-subscriber" || w.intent.kind === "add-dependent") return settleByListing(deps, w.intent.tokens);
   // A terminate or a patch sets values: the fresh plan sees whether they are there, and sends it again only if not.
   return { settled: true, outcome: "found-applied", message: "a terminate or patch whose answer was lost: the plan below compares with the service and sends it again only if its change is missing" };
