@@ -51,8 +51,12 @@ describe("census plan and apply against the sandbox", () => {
     const gp = group.id;
     const subs = members().filter((m) => openIn(m, gp));
     expect(subs.length).toBeGreaterThan(6);
-    const [h1, h2, h3, h4, h5] = subs;
+    const [h1, h2, h3, h4, h5, h6] = subs;
     const plan = inGroup(h1!, gp)!.planId;
+    // A member moving to another plan of the group: the group must have two.
+    const fromPlan = inGroup(h6!, gp)!.planId;
+    const toPlan = group.plans.map((x) => x.id).find((id) => id !== fromPlan);
+    expect(toPlan, "a group with two plans").toBeDefined();
     const row = (m: MemberRec, extra: Partial<Cells> = {}): Cells => ({ emp: m.subscriberId, rel: "self", first: m.firstName, last: m.lastName, dob: m.dateOfBirth, ssn: m.ssn, ...extra });
     const end = inGroup(h3!, gp)!.startDate > sb.today ? inGroup(h3!, gp)!.startDate : sb.today;
     const lines: Cells[] = [
@@ -67,7 +71,14 @@ describe("census plan and apply against the sandbox", () => {
       { emp: "N2", rel: "employee", first: "Omar", last: "Second", dob: "1985-09-10", ssn: "900-10-0005", plan }, // line 10: another new hire
       { emp: "N3", rel: "self", first: "Bad", last: "Date", dob: "1990-13-01", ssn: "900-10-0006", plan }, // line 11: bad row (no such month)
       { emp: "N4", rel: "self", first: "Wrong", last: "Person", dob: "1970-01-01", ssn: h5!.ssn, plan }, // line 12: bad row (h5's SSN, another name and birth)
+      row(h6!, { plan: toPlan }), // line 13: a plan change (line 12 once line 11 is removed)
     ];
+    // The spec's rule 4, as this test reads it: the reason a plan change is refused.
+    const planChangeReason = (line: number) => ({
+      line,
+      memberId: h6!.id,
+      reason: `plan ${fromPlan} to ${toPlan}: a member changing plans cannot be done through the API: only plan changes started by the service operator are supported; notify the service operator`,
+    });
     const file = join(dir, "census.csv");
     writeFileSync(file, `${HEADER}\n${lines.map(csvLine).join("\n")}\n`);
     const censusSsns = lines.map((l) => l.ssn);
@@ -86,7 +97,7 @@ describe("census plan and apply against the sandbox", () => {
     expect(p.addDependents).toEqual([{ line: 6, employeeId: h4!.subscriberId, plan: inGroup(h4!, gp)!.planId, subscriberMemberId: h4!.id, subscriberCoverageId: inGroup(h4!, gp)!.subscriberCoverageId }]);
     expect(p.terminations).toEqual([{ line: 4, memberId: h3!.id, coverageId: inGroup(h3!, gp)!.id, terminationDate: end, currentEndDate: null }]);
     expect(p.updates).toEqual([{ line: 3, memberId: h2!.id, fields: ["address.line1", "address.city"] }]);
-    expect(p.refused).toEqual([]);
+    expect(p.refused).toEqual([planChangeReason(13)]);
     expect(p.unmatched.map((u: { line: number }) => u.line)).toEqual([12]);
     expect(p.unmatched[0].reason).toContain(h5!.id);
     expect(p.problems).toEqual([{ line: 11, field: "date_of_birth", message: expect.stringContaining("calendar date") }]);
@@ -94,6 +105,7 @@ describe("census plan and apply against the sandbox", () => {
     const text = await cli(["census", "plan", file, "--group", gp]);
     expect(text.stdout).toContain("line 11, date_of_birth:");
     expect(text.stdout).toContain("Nothing was sent");
+    expect(text.stdout).toContain(`  refused: 1\n    line 13: member ${h6!.id}: ${planChangeReason(13).reason}\n`);
 
     // apply refuses a file with a problem row: nothing is sent.
     const refused = await cli(["census", "apply", file, "--group", group.groupId]);
@@ -143,6 +155,10 @@ describe("census plan and apply against the sandbox", () => {
     expect(find("Wrong", "Person", "1970-01-01")).toHaveLength(0);
     const result = JSON.parse(readFileSync(join(dir, "first.json"), "utf8"));
     expect(result.status).toBe("succeeded");
+    // The plan change was refused, nothing was sent for it (the writes above are all there were), and the sandbox still has h6 on its plan.
+    expect(result.plan.refused).toEqual([planChangeReason(12)]);
+    expect(Object.keys(sentFirst).filter((w) => w.includes(h6!.id))).toEqual([]);
+    expect(inGroup(after.find((m) => m.id === h6!.id)!, gp)!.planId).toBe(fromPlan);
     expect(result.requests.map((r: { kind: string; outcome: string }) => `${r.kind} ${r.outcome}`).sort()).toEqual(
       ["add-subscriber succeeded", "add-dependent succeeded", "terminate succeeded", "patch-member succeeded"].sort(),
     );
