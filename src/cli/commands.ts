@@ -237,7 +237,7 @@ export const COMMANDS: readonly CommandSpec[] = [
       {
         flags: "--answer-shapes <list>",
         description:
-          "how writes answer, where the spec shows no body: write=shape,... (createGroup=group|groupPolicyId|empty, addSubscriber=accepted|id|request, " +
+          "how writes answer, where the spec shows no body: write=shape,... (createGroup=group|groupPolicyId|empty, addSubscriber=accepted|id|request|empty, " +
           "addDependent=accepted|id|request|empty, terminate=coverage|member|empty, patchMember=member|empty, enrollmentStatus=documented|upper)",
       },
     ],

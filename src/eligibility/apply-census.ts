@@ -7,6 +7,7 @@
 import { randomUUID } from "node:crypto";
 import { paths } from "../api/endpoints.js";
 import type { ServiceClient } from "../api/client.js";
+import type { AnswerSeen } from "../api/write-answers.js";
 import { ApiError, AuthError, PermissionError, redact } from "../errors.js";
 import type { ApplyJournal, OpenWrite, WriteKind } from "./apply-journal.js";
 import { MemberIndex } from "./census-match.js";
@@ -14,7 +15,7 @@ import { planCensus, planSends, type CensusPlan } from "./census-plan.js";
 import { planJson } from "./plan-render.js";
 import type { Census, CensusRow } from "./read-census.js";
 import { readServiceGroup } from "./service-group.js";
-import { PORTAL_ADVICE, settleByListing, settleEnrollment, type SettleDeps, type Settled } from "./settle-write.js";
+import { PORTAL_ADVICE, settleAccepted, settleByListing, settleEarlierAccepted, settleEnrollment, type SettleDeps, type Settled } from "./settle-write.js";
 import { dependentBody, shownBody, subscriberEntry } from "./write-bodies.js";
 
 export type CensusClient = SettleDeps["client"] & Pick<ServiceClient, "addSubscriber" | "addDependent" | "terminate" | "patchMember">;
@@ -28,6 +29,9 @@ export interface ApplyOptions {
   readonly log: (line: string) => void;
 }
 
+/** A write's answer as recorded: its status, and its shape when the service accepted it. */
+export type AnswerRecord = AnswerSeen | { readonly status: number };
+
 /** One write as the result file records it. */
 export interface RequestRecord {
   readonly id: string;
@@ -38,6 +42,12 @@ export interface RequestRecord {
   enrollmentRequestId?: string;
   /** The body as sent, every SSN as its last four digits and token. */
   readonly body?: unknown;
+  /**
+   * What came back, as the client read it: the status and shape (types only) of an accepted write,
+   * e.g. `{status: 204, shape: "empty"}`; the status alone of a refusal (what it said is `message`);
+   * absent when no answer came (lost, or the write was an earlier apply's).
+   */
+  answer?: AnswerRecord;
   outcome: string;
   message?: string;
 }
@@ -52,7 +62,8 @@ export interface ApplyReport {
   readonly stoppedBy?: string;
 }
 
-const FAILED = new Set(["failed", "forbidden", "unauthorized", "unsettled", "not-applied"]);
+/** Outcomes that fail the apply (`accepted-unlisted`: accepted, but not seen yet; the next apply looks again). */
+const FAILED = new Set(["failed", "forbidden", "unauthorized", "unsettled", "not-applied", "accepted-unlisted"]);
 
 /**
  * Apply `census` to the group.
@@ -85,16 +96,24 @@ export async function applyCensus(
   if (stoppedBy) return { status: "failed", settledFromEarlier, plan: {}, requests, learned: [], stoppedBy };
 
   /** Send one write; `enrollment` ones answer a request id to poll. Returns the lines to re-plan when the answer was lost and it did not land. */
-  const send = async (kind: WriteKind, endpoint: string, lines: number[], body: unknown, memberId: string | undefined, call: () => Promise<unknown>): Promise<number[]> => {
+  const send = async (
+    kind: WriteKind,
+    endpoint: string,
+    lines: number[],
+    body: unknown,
+    memberId: string | undefined,
+    call: () => Promise<{ readonly answer: AnswerSeen; readonly enrollmentRequestId?: string | undefined }>,
+  ): Promise<number[]> => {
     if (stoppedBy) return [];
     const tokens = lines.map((l) => rowAt(l).ssnToken);
     const rec: RequestRecord = { id: randomUUID(), kind, endpoint, lines, ...(memberId ? { memberId } : {}), body: shownBody(body, key), outcome: "unsettled" };
     requests.push(rec);
     journal.append({ t: "intent", id: rec.id, kind, lines, tokens, at: new Date().toISOString() });
-    let answer: unknown;
+    let answer: Awaited<ReturnType<typeof call>>;
     try {
       answer = await call();
     } catch (e) {
+      if (e instanceof ApiError) rec.answer = { status: e.status };
       if (e instanceof PermissionError || e instanceof AuthError) {
         record(journal, rec, { settled: true, outcome: e instanceof PermissionError ? "forbidden" : "unauthorized", message: e.message });
         stoppedBy = e.message;
@@ -114,16 +133,18 @@ export async function applyCensus(
       opts.log(`${kind} (lines ${lines.join(", ")}): ${rec.outcome}: ${rec.message}`);
       return [];
     }
-    const requestId = (answer as { enrollmentRequestId?: unknown } | undefined)?.enrollmentRequestId;
-    if (typeof requestId === "string") {
+    rec.answer = answer.answer;
+    const requestId = answer.enrollmentRequestId;
+    if (requestId !== undefined) {
       rec.enrollmentRequestId = requestId;
       journal.append({ t: "accepted", id: rec.id, enrollmentRequestId: requestId, at: new Date().toISOString() });
       const s = await settleEnrollment(deps, requestId);
       record(journal, rec, s);
       if (!s.settled) stoppedBy = s.message;
     } else if (kind === "add-subscriber" || kind === "add-dependent") {
-      // Accepted without a request id to poll (a shape the spec leaves open): the listing says whether it landed.
-      record(journal, rec, await settleByListing(deps, tokens));
+      // Accepted without a request id to poll (a shape the spec leaves open): nothing was lost, and
+      // the listing says whether it landed.
+      record(journal, rec, await settleAccepted(deps, tokens, answer.answer));
     } else record(journal, rec, { settled: true, outcome: "succeeded" });
     opts.log(`${kind} (lines ${lines.join(", ")})${rec.enrollmentRequestId ? `, enrollment request ${rec.enrollmentRequestId}` : ""}: ${rec.outcome}${rec.message ? `: ${rec.message}` : ""}`);
     return [];
@@ -203,6 +224,7 @@ function onlyLines(plan: CensusPlan, lines: ReadonlySet<number>): CensusPlan {
 
 async function settleEarlier(deps: SettleDeps, w: OpenWrite): Promise<Settled> {
   if (w.enrollmentRequestId) return settleEnrollment(deps, w.enrollmentRequestId);
+  if (w.outcome === "accepted-unlisted") return settleEarlierAccepted(deps, w.intent.tokens);
   if (w.intent.kind === "add-subscriber" || w.intent.kind === "add-dependent") return settleByListing(deps, w.intent.tokens);
   // A terminate or a patch sets values: the fresh plan sees whether they are there, and sends it again only if not.
   return { settled: true, outcome: "found-applied", message: "a terminate or patch whose answer was lost: the plan below compares with the service and sends it again only if its change is missing" };

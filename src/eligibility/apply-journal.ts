@@ -19,6 +19,8 @@ export type JournalEntry =
 export interface OpenWrite {
   readonly intent: Extract<JournalEntry, { t: "intent" }>;
   readonly enrollmentRequestId?: string;
+  /** The last outcome recorded without settling it (`unsettled`, `accepted-unlisted`), if any. */
+  readonly outcome?: string;
 }
 
 /** Another apply holds the group's journal (exit 75: try again when it is done). */
@@ -65,13 +67,17 @@ export class ApplyJournal {
 
   /** The writes with no settled outcome, oldest first. */
   openWrites(): OpenWrite[] {
-    const open = new Map<string, { intent: Extract<JournalEntry, { t: "intent" }>; enrollmentRequestId?: string }>();
+    const open = new Map<string, { intent: Extract<JournalEntry, { t: "intent" }>; enrollmentRequestId?: string; outcome?: string }>();
     for (const e of this.entries) {
       if (e.t === "intent") open.set(e.id, { intent: e });
       else if (e.t === "accepted") {
         const w = open.get(e.id);
         if (w) w.enrollmentRequestId = e.enrollmentRequestId;
       } else if (e.settled) open.delete(e.id);
+      else {
+        const w = open.get(e.id);
+        if (w) w.outcome = e.outcome;
+      }
     }
     return [...open.values()];
   }

@@ -8,6 +8,7 @@ import { redact, TimeoutError } from "../errors.js";
 import type { EnrollmentRequest } from "../../schemas/enrollment-request.js";
 import { errorBodyView } from "../api/body-view.js";
 import type { ServiceClient } from "../api/client.js";
+import type { AnswerSeen } from "../api/write-answers.js";
 import { paths } from "../api/endpoints.js";
 import { readServiceGroup, type GroupReader } from "./service-group.js";
 
@@ -24,8 +25,8 @@ export interface SettleDeps {
 }
 
 export type Settled =
-  | { readonly settled: true; readonly outcome: "succeeded" | "failed" | "forbidden" | "unauthorized" | "found-applied" | "not-applied"; readonly message?: string }
-  | { readonly settled: false; readonly outcome: "unsettled"; readonly message: string };
+  | { readonly settled: true; readonly outcome: "succeeded" | "failed" | "forbidden" | "unauthorized" | "found-applied" | "not-applied" | "accepted-listed"; readonly message?: string }
+  | { readonly settled: false; readonly outcome: "unsettled" | "accepted-unlisted"; readonly message: string };
 
 /**
  * Why an enrollment request failed, as the client's one rule for answers that carry people allows:
@@ -61,13 +62,46 @@ export async function settleEnrollment(deps: SettleDeps, id: string): Promise<Se
  * group's listing, looking again until `settleMs` has passed.
  */
 export async function settleByListing(deps: SettleDeps, tokens: readonly string[]): Promise<Settled> {
+  return (await inListing(deps, tokens))
+    ? { settled: true, outcome: "found-applied", message: "the answer was lost; its people are in the member listing" }
+    : { settled: true, outcome: "not-applied", message: `the answer was lost; its people were not in the member listing within ${Math.round(deps.settleMs / 1000)} s, so it may be sent again` };
+}
+
+/**
+ * An add the service accepted without naming an enrollment request to poll (`answer`: a shape the
+ * spec leaves open, such as an empty 202). Nothing was lost: the listing says whether it landed yet.
+ * When it does not show within the settle window the write stays open in the journal, so the next
+ * apply looks at the listing again before anything is planned for its rows.
+ *
+ * @example await settleAccepted(deps, tokens, { status: 202, shape: "empty" }) // { outcome: "accepted-listed", ... }
+ */
+export async function settleAccepted(deps: SettleDeps, tokens: readonly string[], answer: AnswerSeen): Promise<Settled> {
+  const seen = `accepted (${answer.status}, ${answer.shape}) with no enrollment request id to poll`;
+  return (await inListing(deps, tokens))
+    ? { settled: true, outcome: "accepted-listed", message: `${seen}; its people are in the member listing` }
+    : { settled: false, outcome: "accepted-unlisted", message: `${seen}; its people were not in the member listing within ${Math.round(deps.settleMs / 1000)} s: the next apply looks at the listing again before sending anything for its rows` };
+}
+
+/**
+ * An add an earlier apply saw accepted with no request id, whose people the listing did not show
+ * then: looked for once more; still absent after a second settle window, it is planned again.
+ */
+export async function settleEarlierAccepted(deps: SettleDeps, tokens: readonly string[]): Promise<Settled> {
+  const seen = "accepted by an earlier apply with no enrollment request id to poll";
+  return (await inListing(deps, tokens))
+    ? { settled: true, outcome: "accepted-listed", message: `${seen}; its people are in the member listing now` }
+    : { settled: true, outcome: "not-applied", message: `${seen}; its people are still not in the member listing after ${Math.round(deps.settleMs / 1000)} s, so it may be sent again` };
+}
+
+/** Whether the people with these SSN tokens are all in the group's listing, looking again until `settleMs` has passed. */
+async function inListing(deps: SettleDeps, tokens: readonly string[]): Promise<boolean> {
   const deadline = Date.now() + deps.settleMs;
   for (;;) {
     const view = await readServiceGroup(deps.client, deps.group, deps.key);
     const present = new Set(view.members.map((m) => m.ssnToken));
-    if (tokens.every((t) => present.has(t))) return { settled: true, outcome: "found-applied", message: "the answer was lost; its people are in the member listing" };
+    if (tokens.every((t) => present.has(t))) return true;
     const left = deadline - Date.now();
-    if (left <= 0) return { settled: true, outcome: "not-applied", message: `the answer was lost; its people were not in the member listing within ${Math.round(deps.settleMs / 1000)} s, so it may be sent again` };
+    if (left <= 0) return false;
     await deps.sleep(Math.min(1_000, left));
   }
 }

@@ -9,7 +9,7 @@ import { sendJson } from "./http-util.js";
 
 export const AnswerShapeChoices = {
   createGroup: ["group", "groupPolicyId", "empty"],
-  addSubscriber: ["accepted", "id", "request"],
+  addSubscriber: ["accepted", "id", "request", "empty"],
   addDependent: ["accepted", "id", "request", "empty"],
   terminate: ["coverage", "member", "empty"],
   patchMember: ["member", "empty"],

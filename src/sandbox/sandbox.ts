@@ -75,7 +75,11 @@ export interface Sandbox {
     /** Resolves when no delivery is in flight or waiting for a retry. */
     idle(): Promise<void>;
   };
-  stats(): { requests: number; byStatus: Record<string, number> };
+  /**
+   * What reached the API: requests, answers by status (and `lost`, `reset`, `hang`), and `writes`,
+   * every write request by `METHOD path` (e.g. `POST /v3/groups/gp_1/enroll/terminate`).
+   */
+  stats(): { requests: number; byStatus: Record<string, number>; writes: Record<string, number> };
   close(): Promise<void>;
 }
 
@@ -154,7 +158,7 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
       setFaults: (p) => faults.set(p),
       faults: () => faults.current,
       webhooks,
-      info: () => ({ today: state.todayIso, stats: { ...srv.stats } }),
+      info: () => ({ today: state.todayIso, stats: { ...srv.stats, byStatus: { ...srv.stats.byStatus }, writes: { ...srv.stats.writes } } }),
     },
     faults,
   );
@@ -191,7 +195,7 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
       retry: (id) => webhooks.retry(id),
       idle: () => webhooks.idle(),
     },
-    stats: () => ({ requests: srv.stats.requests, byStatus: { ...srv.stats.byStatus } }),
+    stats: () => ({ requests: srv.stats.requests, byStatus: { ...srv.stats.byStatus }, writes: { ...srv.stats.writes } }),
     close: async () => {
       if (closed) return;
       closed = true;

@@ -13,6 +13,12 @@ import { CursorError } from "./listing.js";
 export interface ServerStats {
   requests: number;
   byStatus: Record<string, number>;
+  /**
+   * Every write request (any method but GET and HEAD) that reached the API, keyed `METHOD path`,
+   * counted on arrival whatever answered it (a fault, a refusal, a lost answer): the sandbox's own
+   * record of what was sent to it, so a test can tell "nothing was sent" without the client's word.
+   */
+  writes: Record<string, number>;
 }
 
 export interface SandboxServer {
@@ -27,7 +33,7 @@ function count(stats: ServerStats, key: string): void {
 }
 
 export function createSandboxServer(api: ApiContext, control: ControlContext, faults: FaultInjector): SandboxServer {
-  const stats: ServerStats = { requests: 0, byStatus: {} };
+  const stats: ServerStats = { requests: 0, byStatus: {}, writes: {} };
   const sockets = new Set<Socket>();
   const timers = new Set<NodeJS.Timeout>();
   const stuckPages = new Map<string, string>();
@@ -88,6 +94,10 @@ export function createSandboxServer(api: ApiContext, control: ControlContext, fa
     }
     const arrived = performance.now();
     stats.requests++;
+    if (req.method !== "GET" && req.method !== "HEAD") {
+      const write = `${req.method ?? "?"} ${path}`;
+      stats.writes[write] = (stats.writes[write] ?? 0) + 1;
+    }
     res.on("finish", () => count(stats, String(res.statusCode)));
     const d = faults.decide(path);
     // A lost answer needs a write to lose: a read it would hit is served as usual.

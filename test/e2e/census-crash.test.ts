@@ -7,7 +7,8 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { mkdirSync } from "node:fs";
 import { startSandbox, type GroupRec, type MemberRec, type Sandbox } from "../../src/sandbox/index.js";
 import { ssnToken } from "../../src/store/pii.js";
-import { startCli } from "../helpers/cli-process.js";
+import { startCli, type CliRun } from "../helpers/cli-process.js";
+import { censusSsns, expectNoCensusSsn, writtenFiles, type Place } from "../helpers/census-ssn-scan.js";
 import { waitUntil } from "../helpers/wait.js";
 
 /**
@@ -16,9 +17,14 @@ import { waitUntil } from "../helpers/wait.js";
  */
 let sb: Sandbox;
 let dir: string;
+/** What every run printed, and the census files written, for the SSN scan at the end of each test. */
+let outputs: Place[];
+let censusFiles: string[];
 
 beforeEach(async () => {
   dir = mkdtempSync(join(tmpdir(), "bsync-census-crash-"));
+  outputs = [];
+  censusFiles = [];
 });
 afterEach(async () => {
   await sb?.close();
@@ -30,11 +36,21 @@ function newHires(group: GroupRec, n: number, prefix = "Hire", ssnGroup = "20"):
   const plan = group.plans[0]!.id;
   const names = Array.from({ length: n }, (_, i) => `${prefix}${i + 1}`);
   const file = join(dir, `${prefix}.csv`);
+  censusFiles.push(file);
   writeFileSync(file, `${HEADER}\n${names.map((name, i) => `E${i + 1},self,${name},Crash,1990-01-${String(i + 10)},901-${ssnGroup}-${String(1000 + i)},${plan}`).join("\n")}\n`);
   return { file, names };
 }
 const hiresIn = (gp: string) => ([...sb.iterate("members")] as MemberRec[]).filter((m) => m.lastName === "Crash" && m.coverages.some((c) => c.groupPolicyId === gp));
 const env = (baseUrl: string) => ({ BENEFITS_BASE_URL: baseUrl, BENEFITS_API_KEY: sb.keys.full, BENEFITS_DB: join(dir, "snap.db") });
+/** `benefits-sync ARGS`, its output kept for the SSN scan (a killed run's too). */
+function cli(args: string[], environment: Record<string, string>): CliRun {
+  const run = startCli(args, environment, dir);
+  return { child: run.child, done: run.done.then((r) => (outputs.push([`${args.join(" ")} stdout`, r.stdout], [`${args.join(" ")} stderr`, r.stderr]), r)) };
+}
+/** No census SSN in any output or any file written (journal, result files, the PII key's folder). */
+function expectNoSsnWritten(): void {
+  expectNoCensusSsn([...outputs, ...writtenFiles(dir, censusFiles)], censusFiles.flatMap((f) => censusSsns(readFileSync(f, "utf8"))));
+}
 
 describe("census apply across a crash and lost answers", () => {
   it("kill -9 while an enrollment request is being polled, then apply again: every row applied once", async () => {
@@ -45,7 +61,7 @@ describe("census apply across a crash and lost answers", () => {
     const { file, names } = newHires(group, 3);
     const args = ["census", "apply", file, "--group", group.id, "--batch-size", "1"];
     const journal = join(dir, "snap.db.census", `${group.id}.journal.jsonl`);
-    const first = startCli(args, env(sb.baseUrl), dir);
+    const first = cli(args, env(sb.baseUrl));
     // Killed once the first request was accepted and is being polled (accepted, no outcome yet).
     await waitUntil("an accepted enrollment request still being polled", () => {
       if (!existsSync(journal)) return false;
@@ -57,7 +73,7 @@ describe("census apply across a crash and lost answers", () => {
     expect((await first.done).signal).toBe("SIGKILL");
     expect(hiresIn(group.id).length).toBeLessThan(names.length);
 
-    const second = await startCli([...args, "--result", join(dir, "result.json")], env(sb.baseUrl), dir).done;
+    const second = await cli([...args, "--result", join(dir, "result.json")], env(sb.baseUrl)).done;
     expect(second.code, second.stderr).toBe(0);
     const hires = hiresIn(group.id);
     expect(hires.map((m) => m.firstName).sort()).toEqual(names);
@@ -67,6 +83,9 @@ describe("census apply across a crash and lost answers", () => {
     expect(result.settledFromEarlier.map((r: { outcome: string; enrollmentRequestId?: string }) => [r.outcome, typeof r.enrollmentRequestId])).toEqual([["succeeded", "string"]]);
     expect(result.requests.length).toBe(names.length - 1);
     expect(result.learned.map((l: { memberId: string }) => l.memberId).sort()).toEqual(hires.map((m) => m.id).sort());
+    // The sandbox's own count of what reached it: one add-subscriber per row, no other write.
+    expect(sb.stats().writes).toEqual({ [`POST /v3/groups/${group.id}/enroll/add-subscriber`]: names.length });
+    expectNoSsnWritten();
   }, 600_000);
 
   it("a write whose answer is lost (or unreadable) is looked for, not sent again when it landed, sent again when it did not", async () => {
@@ -104,7 +123,7 @@ describe("census apply across a crash and lost answers", () => {
     await new Promise<void>((r) => proxy.listen(0, "127.0.0.1", r));
     const via = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
     try {
-      const landed = await startCli(["census", "apply", file, "--group", group.id, "--batch-size", "5", "--result", join(dir, "landed.json")], env(via), dir).done;
+      const landed = await cli(["census", "apply", file, "--group", group.id, "--batch-size", "5", "--result", join(dir, "landed.json")], env(via)).done;
       expect(landed.code, landed.stderr).toBe(0);
       expect(hiresIn(group.id).map((m) => m.firstName).sort()).toEqual(names);
       expect(sb.stats().byStatus["202"]).toBe(1);
@@ -114,7 +133,7 @@ describe("census apply across a crash and lost answers", () => {
       const more = newHires(group, 3, "Late", "21");
       mode = "dropped";
       fired = false;
-      const dropped = await startCli(["census", "apply", more.file, "--group", group.id, "--settle-seconds", "1", "--result", join(dir, "dropped.json")], env(via), dir).done;
+      const dropped = await cli(["census", "apply", more.file, "--group", group.id, "--settle-seconds", "1", "--result", join(dir, "dropped.json")], env(via)).done;
       expect(dropped.code, dropped.stderr).toBe(0);
       expect(hiresIn(group.id).filter((m) => m.firstName.startsWith("Late")).map((m) => m.firstName).sort()).toEqual(["Late1", "Late2", "Late3"]);
       expect(sb.stats().byStatus["202"]).toBe(2);
@@ -124,15 +143,18 @@ describe("census apply across a crash and lost answers", () => {
       const odd = newHires(group, 1, "Odd", "22");
       mode = "reshaped";
       fired = false;
-      const reshaped = await startCli(["census", "apply", odd.file, "--group", group.id, "--result", join(dir, "odd.json")], env(via), dir).done;
+      const reshaped = await cli(["census", "apply", odd.file, "--group", group.id, "--result", join(dir, "odd.json")], env(via)).done;
       expect(reshaped.code, reshaped.stderr).toBe(0);
       expect(hiresIn(group.id).filter((m) => m.firstName === "Odd1")).toHaveLength(1);
       expect(sb.stats().byStatus["202"]).toBe(3);
       // A client that cannot read `{id}` looks at the listing (found-applied); one that reads it polls (succeeded). Either way: once.
       expect(["found-applied", "succeeded"]).toContain(JSON.parse(readFileSync(join(dir, "odd.json"), "utf8")).requests[0].outcome);
+      // What reached the sandbox: the landed one, the one sent again after the drop (the dropped one never arrived), the reshaped one.
+      expect(sb.stats().writes).toEqual({ [`POST /v3/groups/${group.id}/enroll/add-subscriber`]: 3 });
     } finally {
       await new Promise<void>((r) => proxy.close(() => r()));
     }
+    expectNoSsnWritten();
   }, 600_000);
 
   it("a write an earlier apply recorded but never heard back from (killed before the answer): looked for, then sent only if absent", async () => {
@@ -141,11 +163,12 @@ describe("census apply across a crash and lost answers", () => {
     const { file, names } = newHires(group, 2);
     const piiKey = "census-test-pii-key-0123456789";
     const token = (ssn: string) => ssnToken(ssn.replace(/\D/g, ""), Buffer.from(piiKey, "utf8"));
-    const run = (extra: string[]) => startCli(["census", "apply", file, "--group", group.id, ...extra], { ...env(sb.baseUrl), BENEFITS_PII_KEY: piiKey }, dir).done;
+    const run = (extra: string[]) => cli(["census", "apply", file, "--group", group.id, ...extra], { ...env(sb.baseUrl), BENEFITS_PII_KEY: piiKey }).done;
     // The first hire is applied for real; then a journal is left saying both were being sent when the process died.
     const one = join(dir, "one.csv");
     writeFileSync(one, readFileSync(file, "utf8").split("\n").slice(0, 2).join("\n") + "\n");
-    expect((await startCli(["census", "apply", one, "--group", group.id], { ...env(sb.baseUrl), BENEFITS_PII_KEY: piiKey }, dir).done).code).toBe(0);
+    censusFiles.push(one);
+    expect((await cli(["census", "apply", one, "--group", group.id], { ...env(sb.baseUrl), BENEFITS_PII_KEY: piiKey }).done).code).toBe(0);
     expect(hiresIn(group.id).map((m) => m.firstName)).toEqual(["Hire1"]);
     const journal = join(dir, "snap.db.census", `${group.id}.journal.jsonl`);
     mkdirSync(join(dir, "snap.db.census"), { recursive: true });
@@ -164,5 +187,6 @@ describe("census apply across a crash and lost answers", () => {
     expect(result.requests.map((q: { lines: number[]; outcome: string }) => [q.lines, q.outcome])).toEqual([[[3], "succeeded"]]);
     expect(sb.stats().byStatus["202"]).toBe(accepted! + 1);
     expect(hiresIn(group.id).map((m) => m.firstName).sort()).toEqual(names);
+    expectNoSsnWritten();
   }, 600_000);
 });

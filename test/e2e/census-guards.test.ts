@@ -6,6 +6,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startSandbox, type MemberRec, type Sandbox } from "../../src/sandbox/index.js";
 import { startCli } from "../helpers/cli-process.js";
+import { waitUntil } from "../helpers/wait.js";
 
 /**
  * What census apply refuses or reports: production without --yes, the embedded sandbox, a request
@@ -132,5 +133,50 @@ describe("census apply's guards and failures", () => {
     } finally {
       await new Promise<void>((r) => proxy.close(() => r()));
     }
+  }, 600_000);
+
+  it("exits 75, sending nothing, while another apply holds the group's journal; the holder finishes as usual", async () => {
+    // A proxy holds the answers of the first apply's polls until the second apply has been refused.
+    const held: (() => void)[] = [];
+    let holding = true;
+    const proxy: Server = createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on("data", (c: Buffer) => chunks.push(c));
+      req.on("end", () => {
+        const forward = () => {
+          const up = request(`${sb.baseUrl}${req.url}`, { method: req.method, headers: req.headers }, (upRes) => {
+            res.writeHead(upRes.statusCode ?? 500, upRes.headers);
+            upRes.pipe(res);
+          });
+          up.end(Buffer.concat(chunks));
+        };
+        if (holding && (req.url ?? "").startsWith("/v1/enrollmentRequests/")) held.push(forward);
+        else forward();
+      });
+    });
+    await new Promise<void>((r) => proxy.listen(0, "127.0.0.1", r));
+    try {
+      const holder = startCli(["census", "apply", census("holder", "Holder", "902-30-0007"), "--group", group().id], {
+        BENEFITS_API_KEY: sb.keys.full,
+        BENEFITS_DB: join(dir, "snap.db"),
+        BENEFITS_BASE_URL: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`,
+      }, dir);
+      await waitUntil("the first apply polling its enrollment request", () => held.length > 0);
+      const writesBefore = sb.stats().writes;
+      const busy = await run(["census", "apply", census("second", "Second", "902-30-0008"), "--group", group().id]);
+      expect(busy.code).toBe(75);
+      expect(busy.stderr).toContain(`another census apply (pid ${holder.child.pid}) is working on this group`);
+      expect(sb.stats().writes).toEqual(writesBefore);
+      holding = false;
+      for (const forward of held.splice(0)) forward();
+      const done = await holder.done;
+      expect(done.code, done.stderr).toBe(0);
+    } finally {
+      holding = false;
+      for (const forward of held.splice(0)) forward();
+      await new Promise<void>((r) => proxy.close(() => r()));
+    }
+    expect(named("Holder")).toHaveLength(1);
+    expect(named("Second")).toHaveLength(0);
   }, 600_000);
 });

@@ -1,9 +1,10 @@
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startSandbox, type MemberRec, type Sandbox } from "../../src/sandbox/index.js";
 import { startCli } from "../helpers/cli-process.js";
+import { expectNoCensusSsn, writtenFiles } from "../helpers/census-ssn-scan.js";
 
 /**
  * census plan and census apply, end to end: the built CLI against the sandbox over loopback, a
@@ -50,8 +51,12 @@ describe("census plan and apply against the sandbox", () => {
     const gp = group.id;
     const subs = members().filter((m) => openIn(m, gp));
     expect(subs.length).toBeGreaterThan(6);
-    const [h1, h2, h3, h4, h5] = subs;
+    const [h1, h2, h3, h4, h5, h6] = subs;
     const plan = inGroup(h1!, gp)!.planId;
+    // A member moving to another plan of the group: the group must have two.
+    const fromPlan = inGroup(h6!, gp)!.planId;
+    const toPlan = group.plans.map((x) => x.id).find((id) => id !== fromPlan);
+    expect(toPlan, "a group with two plans").toBeDefined();
     const row = (m: MemberRec, extra: Partial<Cells> = {}): Cells => ({ emp: m.subscriberId, rel: "self", first: m.firstName, last: m.lastName, dob: m.dateOfBirth, ssn: m.ssn, ...extra });
     const end = inGroup(h3!, gp)!.startDate > sb.today ? inGroup(h3!, gp)!.startDate : sb.today;
     const lines: Cells[] = [
@@ -66,7 +71,14 @@ describe("census plan and apply against the sandbox", () => {
       { emp: "N2", rel: "employee", first: "Omar", last: "Second", dob: "1985-09-10", ssn: "900-10-0005", plan }, // line 10: another new hire
       { emp: "N3", rel: "self", first: "Bad", last: "Date", dob: "1990-13-01", ssn: "900-10-0006", plan }, // line 11: bad row (no such month)
       { emp: "N4", rel: "self", first: "Wrong", last: "Person", dob: "1970-01-01", ssn: h5!.ssn, plan }, // line 12: bad row (h5's SSN, another name and birth)
+      row(h6!, { plan: toPlan }), // line 13: a plan change (line 12 once line 11 is removed)
     ];
+    // The spec's rule 4, as this test reads it: the reason a plan change is refused.
+    const planChangeReason = (line: number) => ({
+      line,
+      memberId: h6!.id,
+      reason: `plan ${fromPlan} to ${toPlan}: a member changing plans cannot be done through the API: only plan changes started by the service operator are supported; notify the service operator`,
+    });
     const file = join(dir, "census.csv");
     writeFileSync(file, `${HEADER}\n${lines.map(csvLine).join("\n")}\n`);
     const censusSsns = lines.map((l) => l.ssn);
@@ -85,7 +97,7 @@ describe("census plan and apply against the sandbox", () => {
     expect(p.addDependents).toEqual([{ line: 6, employeeId: h4!.subscriberId, plan: inGroup(h4!, gp)!.planId, subscriberMemberId: h4!.id, subscriberCoverageId: inGroup(h4!, gp)!.subscriberCoverageId }]);
     expect(p.terminations).toEqual([{ line: 4, memberId: h3!.id, coverageId: inGroup(h3!, gp)!.id, terminationDate: end, currentEndDate: null }]);
     expect(p.updates).toEqual([{ line: 3, memberId: h2!.id, fields: ["address.line1", "address.city"] }]);
-    expect(p.refused).toEqual([]);
+    expect(p.refused).toEqual([planChangeReason(13)]);
     expect(p.unmatched.map((u: { line: number }) => u.line)).toEqual([12]);
     expect(p.unmatched[0].reason).toContain(h5!.id);
     expect(p.problems).toEqual([{ line: 11, field: "date_of_birth", message: expect.stringContaining("calendar date") }]);
@@ -93,6 +105,7 @@ describe("census plan and apply against the sandbox", () => {
     const text = await cli(["census", "plan", file, "--group", gp]);
     expect(text.stdout).toContain("line 11, date_of_birth:");
     expect(text.stdout).toContain("Nothing was sent");
+    expect(text.stdout).toContain(`  refused: 1\n    line 13: member ${h6!.id}: ${planChangeReason(13).reason}\n`);
 
     // apply refuses a file with a problem row: nothing is sent.
     const refused = await cli(["census", "apply", file, "--group", group.groupId]);
@@ -108,12 +121,21 @@ describe("census plan and apply against the sandbox", () => {
     expect(ro.stdout).toContain("403");
     expect(ro.stdout).toContain("service operator must adjust your organization's permissions");
     const roResult = JSON.parse(readFileSync(join(dir, "ro.json"), "utf8"));
-    expect(roResult.requests.map((r: { outcome: string }) => r.outcome)).toEqual(["forbidden"]);
+    expect(roResult.requests.map((r: { outcome: string; answer: unknown }) => [r.outcome, r.answer])).toEqual([["forbidden", { status: 403 }]]);
     expect(JSON.stringify(members())).toBe(before);
 
     // apply: the sandbox's data comes to match the file.
+    const writesAtFirst = sb.stats().writes;
     const applied = await cli(["census", "apply", file, "--group", group.groupId, "--result", join(dir, "first.json")]);
     expect(applied.code, applied.stderr).toBe(0);
+    // What reached the sandbox, by its own count: one request per planned write, nothing else.
+    const sentFirst = Object.fromEntries(Object.entries(sb.stats().writes).flatMap(([k, n]) => (n === (writesAtFirst[k] ?? 0) ? [] : [[k, n - (writesAtFirst[k] ?? 0)]])));
+    expect(sentFirst).toEqual({
+      [`POST /v3/groups/${gp}/enroll/add-subscriber`]: 1,
+      [`POST /v3/groups/${gp}/enroll/${inGroup(h4!, gp)!.subscriberCoverageId}/add-dependent`]: 1,
+      [`POST /v3/groups/${gp}/enroll/terminate`]: 1,
+      [`PATCH /v2/members/${h2!.id}`]: 1,
+    });
     const after = members();
     const find = (first: string, last: string, dob: string) => after.filter((m) => m.firstName === first && m.lastName === last && m.dateOfBirth === dob && inGroup(m, gp));
     const nadia = find("Nadia", "Hire", "1991-03-04");
@@ -133,16 +155,28 @@ describe("census plan and apply against the sandbox", () => {
     expect(find("Wrong", "Person", "1970-01-01")).toHaveLength(0);
     const result = JSON.parse(readFileSync(join(dir, "first.json"), "utf8"));
     expect(result.status).toBe("succeeded");
+    // The plan change was refused, nothing was sent for it (the writes above are all there were), and the sandbox still has h6 on its plan.
+    expect(result.plan.refused).toEqual([planChangeReason(12)]);
+    expect(Object.keys(sentFirst).filter((w) => w.includes(h6!.id))).toEqual([]);
+    expect(inGroup(after.find((m) => m.id === h6!.id)!, gp)!.planId).toBe(fromPlan);
     expect(result.requests.map((r: { kind: string; outcome: string }) => `${r.kind} ${r.outcome}`).sort()).toEqual(
       ["add-subscriber succeeded", "add-dependent succeeded", "terminate succeeded", "patch-member succeeded"].sort(),
     );
+    // What came back for each, as the client read it: the status and the shape, never a value.
+    const answerOf = (kind: string) => result.requests.find((r: { kind: string }) => r.kind === kind).answer;
+    expect(answerOf("add-subscriber")).toEqual({ status: 202, shape: "{enrollmentRequestId: string}" });
+    expect(answerOf("add-dependent")).toEqual({ status: 202, shape: "{enrollmentRequestId: string}" });
+    expect(answerOf("terminate")).toEqual({ status: 200, shape: expect.stringMatching(/^\{id: string, .*endDate: string, .*status: string/) });
+    expect(answerOf("patch-member")).toEqual({ status: 200, shape: expect.stringMatching(/^\{id: string, .*firstName: string, .*ssn: string/) });
     expect(result.learned).toContainEqual({ line: 7, memberId: nadia[0]!.id, coverageId: inGroup(nadia[0]!, gp)!.id });
     expect(result.learned).toContainEqual({ line: 6, memberId: newborn[0]!.id, coverageId: inGroup(newborn[0]!, gp)!.id });
 
-    // A second apply sends nothing.
+    // A second apply sends nothing: no write of any kind reaches the sandbox (its own count, by method and path).
     const settled = JSON.stringify(members());
     const accepted = sb.stats().byStatus["202"] ?? 0;
+    const writesBefore = sb.stats().writes;
     const again = await cli(["census", "apply", file, "--group", group.groupId, "--result", join(dir, "second.json")]);
+    expect(sb.stats().writes).toEqual(writesBefore);
     expect(again.code, again.stderr).toBe(0);
     expect(again.stdout).toContain("Nothing to send");
     expect(JSON.parse(readFileSync(join(dir, "second.json"), "utf8")).requests).toEqual([]);
@@ -150,17 +184,9 @@ describe("census plan and apply against the sandbox", () => {
     expect(JSON.stringify(members())).toBe(settled);
 
     // No census SSN anywhere we wrote or printed: outputs, result files, journal, snapshot.
-    const written = readdirSync(dir, { recursive: true, encoding: "utf8" })
-      .map((f) => join(dir, f))
-      .filter((f) => f !== file && statSync(f).isFile());
-    expect(written.some((f) => f.endsWith(".journal.jsonl"))).toBe(true);
-    const places: [string, string][] = [...outputs, ...written.map((f) => [f, readFileSync(f).toString("latin1")] as [string, string])];
-    for (const [where, content] of places) {
-      for (const ssn of censusSsns) {
-        expect(content.includes(ssn), `${where} holds a census SSN`).toBe(false);
-        expect(content.includes(ssn.replace(/-/g, "")), `${where} holds a census SSN`).toBe(false);
-      }
-    }
+    const written = writtenFiles(dir, [file]);
+    expect(written.some(([f]) => f.endsWith(".journal.jsonl"))).toBe(true);
+    expectNoCensusSsn([...outputs, ...written], censusSsns);
     expect(existsSync(join(dir, "first.json"))).toBe(true);
     expect(statSync(join(dir, "first.json")).mode & 0o777).toBe(0o600);
   }, 600_000);

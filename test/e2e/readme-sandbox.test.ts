@@ -3,14 +3,12 @@
  * as printed, with `benefits-sync` on the PATH as an install puts it: the sandbox in the first
  * terminal, then the other lines in order. The second sync must see the days that passed.
  */
-import { spawn, spawnSync } from "node:child_process";
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { CLI } from "../helpers/cli-process.js";
-import { waitUntil } from "../helpers/wait.js";
+import { installedEnv, runPrinted, startPrinted } from "../helpers/printed-commands.js";
 
 const README = readFileSync(fileURLToPath(new URL("../../README.md", import.meta.url)), "utf8");
 
@@ -27,12 +25,8 @@ let dir: string;
 let env: Record<string, string>;
 beforeAll(() => {
   dir = mkdtempSync(join(tmpdir(), "bsync-readme-sb-"));
-  const bin = join(dir, "bin");
-  mkdirSync(bin);
   // What an install puts on the PATH: a `benefits-sync` that runs the built CLI.
-  writeFileSync(join(bin, "benefits-sync"), `#!/bin/sh\nexec "${process.execPath}" "${CLI}" "$@"\n`);
-  chmodSync(join(bin, "benefits-sync"), 0o755);
-  env = { PATH: `${bin}:${process.env.PATH ?? ""}` };
+  env = installedEnv(dir);
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -40,32 +34,13 @@ describe("README: the sandbox as a stand-in", () => {
   it("runs as printed: sandbox, sync, advance, sync sees the changed days", { timeout: 600_000 }, async () => {
     const [serve, ...rest] = recipe();
     expect(serve).toMatch(/^benefits-sync sandbox\b/);
-    // The README's port is fixed: a second suite on this machine may hold it for a while, so a
-    // start refused with EADDRINUSE is tried again until this test's own sandbox is up.
-    const start = () => {
-      const child = spawn("sh", ["-c", `exec ${serve}`], { cwd: dir, env, stdio: ["ignore", "pipe", "pipe"] });
-      const out = { banner: "", errors: "", gone: false };
-      child.stdout.on("data", (d: Buffer) => (out.banner += d.toString()));
-      child.stderr.on("data", (d: Buffer) => (out.errors += d.toString()));
-      const exited = new Promise((resolve) => child.once("close", resolve));
-      void exited.then(() => (out.gone = true));
-      return { child, out, exited };
-    };
-    let sb = start();
+    // The README's port is fixed: another suite may hold it for a while (startPrinted tries again).
+    const sb = await startPrinted(serve!, dir, env);
     try {
-      await waitUntil("the sandbox's banner", async () => {
-        if (sb.out.gone) {
-          if (!/EADDRINUSE/.test(sb.out.errors)) throw new Error(`${serve} exited: ${sb.out.errors}`);
-          await new Promise((r) => setTimeout(r, 250));
-          sb = start();
-          return false;
-        }
-        return sb.out.banner.includes("Press Ctrl+C");
-      });
-      const banner = sb.out.banner;
+      const banner = sb.banner;
       const outputs: string[] = [];
       for (const line of rest) {
-        const r = spawnSync("sh", ["-c", line], { cwd: dir, env, encoding: "utf8" });
+        const r = runPrinted(line, dir, env);
         expect(r.status, `${line}\n${r.stderr}`).toBe(0);
         outputs.push(r.stdout);
       }
@@ -80,8 +55,7 @@ describe("README: the sandbox as a stand-in", () => {
       expect(Number(m![1]) + Number(m![2]) + Number(m![3])).toBeGreaterThan(0);
       expect(Number(/^\s*claims\s+(\d+) seen/m.exec(last)?.[1])).toBeGreaterThan(0);
     } finally {
-      sb.child.kill("SIGTERM");
-      await sb.exited;
+      await sb.stop();
     }
   });
 });

@@ -6,6 +6,8 @@
 import { existsSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { COMMANDS } from "../../src/cli/commands.js";
+import { buildProgram } from "../../src/cli/program.js";
 import { README } from "../helpers/readme-blocks.js";
 
 const text = readFileSync(README, "utf8");
@@ -48,5 +50,34 @@ describe("the README", () => {
       } else if (!existsSync(join(dirname(README), file))) broken.push(target);
     }
     expect(broken).toEqual([]);
+  });
+
+  it("shows in its CLI synopsis only the options each command has (or every command has)", () => {
+    const block = /^## CLI\n+```\n([\s\S]*?)\n```/m.exec(text)?.[1];
+    expect(block, "the CLI section's synopsis block").toBeDefined();
+    const quiet = { write: () => true };
+    const globals = buildProgram({ stdout: quiet, stderr: quiet }).program.options.map((o) => o.long);
+    // One entry per command line; an indented line continues the one above; `plan|apply` is two commands.
+    const entries: string[] = [];
+    for (const line of block!.split("\n")) {
+      if (line.startsWith("benefits-sync ")) entries.push(line.slice("benefits-sync ".length));
+      else entries[entries.length - 1] += ` ${line.trim()}`;
+    }
+    const byLength = [...COMMANDS].sort((a, b) => b.name.length - a.name.length);
+    const wrong: string[] = [];
+    for (const entry of entries) {
+      const [first = "", second = "", ...rest] = entry.split(" ");
+      for (const alt of second.split("|")) {
+        const synopsis = [first, alt, ...rest].join(" ");
+        const spec = byLength.find((c) => synopsis === c.name || synopsis.startsWith(`${c.name} `));
+        if (!spec) {
+          wrong.push(`no command for "benefits-sync ${synopsis}"`);
+          continue;
+        }
+        const own = spec.options.map((o) => /--[a-z-]+/.exec(o.flags)?.[0]);
+        for (const [flag] of synopsis.matchAll(/--[a-z][a-z-]*/g)) if (!own.includes(flag) && !globals.includes(flag)) wrong.push(`${spec.name} has no ${flag}`);
+      }
+    }
+    expect(wrong).toEqual([]);
   });
 });

@@ -74,7 +74,7 @@ export async function run(ctx: CommandContext): Promise<number> {
       if (ctx.globals.json) {
         ctx.stdout.write(`${JSON.stringify({ status: report.status, sent, requests: report.requests.map(({ body: _b, ...r }) => r), settledFromEarlier: report.settledFromEarlier.length, learned: report.learned.length, resultFile: path, ...(report.stoppedBy ? { stoppedBy: report.stoppedBy } : {}) })}\n`);
       } else {
-        const failed = report.requests.filter((r) => r.outcome !== "succeeded" && r.outcome !== "found-applied");
+        const failed = report.requests.filter((r) => r.outcome !== "succeeded" && r.outcome !== "found-applied" && r.outcome !== "accepted-listed");
         const lines = [
           sent === 0 ? "Nothing to send: the service already matches the file." : `Sent ${sent} request(s); ${sent - failed.length} succeeded${failed.length ? `, ${failed.length} did not:` : "."}`,
           ...failed.map((r) => `  ${r.kind} (lines ${r.lines.join(", ")}): ${r.outcome}${r.message ? `: ${r.message}` : ""}`),

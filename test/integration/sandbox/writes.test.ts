@@ -1,3 +1,4 @@
+import { request } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ApiError, EinOverlapError, GroupTakenError, UnknownReferenceError } from "../../../src/errors.js";
 import type { ServiceClient } from "../../../src/api/index.js";
@@ -136,5 +137,29 @@ describe("writes", () => {
     expect(bad.status).toBe(400);
     const missing = await rejection(client.terminate(cov.groupPolicyId, { memberId: "00000000-0000-4000-8000-000000000000", terminationDate: "2026-01-31" }));
     expect(missing.status).toBe(404);
+  });
+
+  it("keeps its own count of the write requests that reached it, by method and path, whatever answered them", async () => {
+    const send = (method: "GET" | "POST" | "PATCH", path: string, key = sb.keys.full) =>
+      request(`${sb.baseUrl}${path}`, { method, headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, ...(method === "GET" ? {} : { body: "{}" }) }).then((r) => r.body.dump());
+    const before = sb.stats().writes;
+    const delta = () => Object.fromEntries(Object.entries(sb.stats().writes).flatMap(([k, n]) => (n === (before[k] ?? 0) ? [] : [[k, n - (before[k] ?? 0)]])));
+    await send("GET", "/v2/groups"); // a read: not a write
+    await send("POST", "/v3/groups/gp_none/enroll/terminate"); // refused (404): still sent
+    await send("POST", "/v3/groups/gp_none/enroll/terminate");
+    await send("PATCH", "/v2/members/m_none", sb.keys.readOnly); // refused (403): still sent
+    await request(`${sb.baseUrl}/_sandbox/faults`, { method: "POST", body: JSON.stringify({ pathPrefix: "/v3/", http503: 1 }) }).then((r) => r.body.dump()); // a control route: not the API
+    try {
+      await send("POST", "/v3/groups/gp_none/enroll/c1/add-dependent"); // answered by a fault
+    } finally {
+      sb.setFaults({});
+    }
+    expect(delta()).toEqual({
+      "POST /v3/groups/gp_none/enroll/terminate": 2,
+      "PATCH /v2/members/m_none": 1,
+      "POST /v3/groups/gp_none/enroll/c1/add-dependent": 1,
+    });
+    const info = (await (await request(`${sb.baseUrl}/_sandbox/info`)).body.json()) as { stats: { writes: Record<string, number> } };
+    expect(info.stats.writes).toEqual(sb.stats().writes);
   });
 });
