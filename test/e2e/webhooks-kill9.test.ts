@@ -8,7 +8,8 @@
  * event that got a 2xx is applied (neither parked nor pending). The whole round is then sent again,
  * as the service's retries would: every id is in the inbox once, applied by a run that succeeded,
  * and the round's runs recorded exactly the day's changes of members and coverages, one version
- * per real change, so the members and coverages equal the sandbox's.
+ * per real change, so the members and coverages equal the sandbox's. The restarted receiver is the
+ * next round's victim (its worker ticking, as in production); the last one stops on SIGTERM with 143.
  */
 import BetterSqlite3 from "better-sqlite3";
 import { spawn } from "node:child_process";
@@ -99,6 +100,8 @@ describe("kill -9 of the receiver under 1,000 concurrent events about real membe
     const rng = new Rng(20261124);
     const promised = new Set<string>();
     const membersFile = join(dir, "members.txt");
+    // The receiver restarted after one round's kill is the next round's victim.
+    let victim = await serve();
     for (let round = 0; round < ROUNDS; round++) {
       // A day of the service: what it changes is what this round's events must bring, once.
       const before = expectedState(sandboxData(sb!), TEST_PII_KEY);
@@ -111,13 +114,13 @@ describe("kill -9 of the receiver under 1,000 concurrent events about real membe
 
       const killAfter = rng.between(1, EVENTS - 1);
       const prefix = `r${round}`;
-      const victim = await serve();
       let acks = 0;
-      const summary = await load(victim.url, prefix, membersFile, (id) => {
+      const target = victim;
+      const summary = await load(target.url, prefix, membersFile, (id) => {
         promised.add(id);
-        if (++acks === killAfter) victim.run.child.kill("SIGKILL");
+        if (++acks === killAfter) target.run.child.kill("SIGKILL");
       });
-      const died = await victim.run.done;
+      const died = await target.run.done;
       // The kill landed mid-load: some events were refused by a dead receiver.
       expect(died.signal, `round ${round}: killed after the ${killAfter}th 2xx`).toBe("SIGKILL");
       expect(summary.ok).toBeGreaterThanOrEqual(killAfter);
@@ -134,8 +137,7 @@ describe("kill -9 of the receiver under 1,000 concurrent events about real membe
       const resent = await load(again.url, prefix, membersFile, () => undefined);
       expect(resent).toMatchObject({ ok: EVENTS, failed: 0 });
       await drained(again.run, `round ${round}: the resent events drained`);
-      again.run.child.kill("SIGTERM");
-      expect((await again.run.done).code).toBe(143);
+      victim = again;
       const rows = inbox();
       expect(rows.length).toBe(new Set(rows.map((r) => r.id)).size);
       expect(rows.length).toBe((round + 1) * EVENTS);
@@ -165,6 +167,8 @@ describe("kill -9 of the receiver under 1,000 concurrent events about real membe
         expect(pick(got), `round ${round}`).toEqual(pick(after));
       });
     }
+    victim.run.child.kill("SIGTERM");
+    expect((await victim.run.done).code).toBe(143);
     // No record was ever given a version equal to the one before it (an event applied twice over a change).
     read("snap.db", (db) => {
       for (const r of ["members", "coverages"]) {
