@@ -1,19 +1,28 @@
 /**
  * A load generator for the webhook receiver, in its own process so its CPU is not the receiver's:
- *   node dist/bench/webhook-load.js URL SECRET COUNT CONCURRENCY PREFIX
+ *   node dist/bench/webhook-load.js URL SECRET COUNT CONCURRENCY PREFIX [MEMBERS_FILE]
  * Sends COUNT signed `member_update` events (ids PREFIX-0 ... PREFIX-<COUNT-1>) over CONCURRENCY
  * keep-alive connections, each as the service would (JSON body, X-Service-Signature, lowercase hex).
+ * The events name the member ids of MEMBERS_FILE (one a line) in turn, so a receiver whose worker
+ * refetches them finds real members (the crash test's sandbox); without it, made-up ids.
  * Prints `ok ID` the moment an event gets its 2xx (so a test that kills the receiver knows every
  * event that was promised), then one JSON line: {ok, failed, statuses, ms, perSecond, p50Ms, p99Ms}.
  */
 import { createHmac } from "node:crypto";
+import { readFileSync } from "node:fs";
 import { Agent, request } from "undici";
 
-const [url, secret, countArg, concurrencyArg, prefix] = process.argv.slice(2) as (string | undefined)[];
+const [url, secret, countArg, concurrencyArg, prefix, membersFile] = process.argv.slice(2) as (string | undefined)[];
 if (!url || secret === undefined || !countArg || !concurrencyArg || !prefix) {
-  process.stderr.write("usage: webhook-load URL SECRET COUNT CONCURRENCY PREFIX\n");
+  process.stderr.write("usage: webhook-load URL SECRET COUNT CONCURRENCY PREFIX [MEMBERS_FILE]\n");
   process.exit(2);
 }
+const members = membersFile === undefined ? undefined : readFileSync(membersFile, "utf8").split("\n").filter((l) => l !== "");
+if (members?.length === 0) {
+  process.stderr.write(`webhook-load: no member id in ${membersFile}\n`);
+  process.exit(2);
+}
+const memberOf = (i: number): string => (members ? members[i % members.length]! : `mem_${prefix}_${i % 997}`);
 const key: string = secret;
 const target: string = url;
 const count = Number(countArg);
@@ -25,7 +34,7 @@ let failed = 0;
 let next = 0;
 
 async function one(i: number): Promise<void> {
-  const body = JSON.stringify({ id: `${prefix}-${i}`, type: "member_update", payload: { id: `mem_${prefix}_${i % 997}` } });
+  const body = JSON.stringify({ id: `${prefix}-${i}`, type: "member_update", payload: { id: memberOf(i) } });
   const headers: Record<string, string> = { "content-type": "application/json" };
   if (key !== "") headers["x-service-signature"] = createHmac("sha256", key).update(body).digest("hex");
   const t0 = performance.now();

@@ -1,7 +1,7 @@
 /**
  * The receiver over real loopback HTTP(S) with a real inbox file: every answer the sender relies
  * on (2xx only once committed, 401, 400, 413 unread, 405, 404, 503 on a full disk), group commit,
- * and HTTPS with a certificate made by openssl here.
+ * HTTPS with a certificate made by openssl here, and a 2xx while a sync holds the snapshot's writer.
  */
 import BetterSqlite3 from "better-sqlite3";
 import { execFileSync } from "node:child_process";
@@ -12,11 +12,17 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Agent, request } from "undici";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { loadConfig } from "../../../src/config/index.js";
+import { startSandbox } from "../../../src/sandbox/index.js";
+import { openDatabase } from "../../../src/store/database.js";
+import { applyWebhooksOnce } from "../../../src/webhooks/apply-job.js";
 import { ReceiverCounters } from "../../../src/webhooks/counters.js";
 import { Inbox } from "../../../src/webhooks/inbox.js";
 import { portalAuthFrom, type PortalAuthConfig } from "../../../src/webhooks/portal-auth.js";
+import { startReceiver } from "../../../src/webhooks/receiver.js";
 import { createReceiver, type Receiver } from "../../../src/webhooks/server.js";
 import { SignatureVerifier } from "../../../src/webhooks/verify.js";
+import { waitUntil } from "../../helpers/wait.js";
 
 const SECRET = "whsec-test-0123456789abcdef";
 const OLD = "whsec-old-0123456789abcdef";
@@ -288,5 +294,57 @@ describe("HTTPS with a certificate and key", () => {
     await agent.close();
     expect(stored(r.inboxPath).map((e) => e.id)).toEqual(["evt_tls"]);
     writeFileSync(join(tlsDir, "done"), "");
+  });
+});
+
+describe("a sync holding the snapshot's writer does not hold up a 2xx", () => {
+  it("while another connection holds BEGIN IMMEDIATE on the snapshot, signed deliveries get 200 and are in the inbox, the worker beside waiting; released, the worker applies them", async () => {
+    const sb = await startSandbox({ members: 20, groups: 1, seed: 23 });
+    const folder = mkdtempSync(join(dir, "locked-"));
+    const db = join(folder, "snap.db");
+    const config = loadConfig({ env: { BENEFITS_DB: db, BENEFITS_BASE_URL: sb.baseUrl, BENEFITS_API_KEY: sb.keys.full, BENEFITS_PII_KEY: "receiver-lock-pii-key-0123456789", BENEFITS_WEBHOOK_SECRET: SECRET }, cwd: folder });
+    openDatabase(db).close();
+    const [first, second] = [...sb.iterate("members")].slice(0, 2).map((m) => m.id);
+    const r = await startReceiver(config, { env: {}, cwd: folder, port: 0 });
+    // The writer a full walk holds for minutes, taken while the receiver runs and kept until both answers are in.
+    const holder = new BetterSqlite3(db);
+    holder.exec("BEGIN IMMEDIATE");
+    let drain: Promise<unknown> | undefined;
+    try {
+      const a = event("evt_locked_a", first);
+      expect((await post(r.url, a, { "x-service-signature": sign(a) })).status).toBe(200);
+      expect(holder.inTransaction).toBe(true);
+      expect(stored(r.inboxPath)).toEqual([{ id: "evt_locked_a", state: "pending", memberId: first }]);
+      // The worker `webhooks serve` runs beside the receiver: an event is due, so it reaches for the snapshot and waits.
+      drain = applyWebhooksOnce(config);
+      const b = event("evt_locked_b", second);
+      expect((await post(r.url, b, { "x-service-signature": sign(b) })).status).toBe(200);
+      expect(holder.inTransaction).toBe(true);
+      expect(stored(r.inboxPath).map((e) => [e.id, e.state])).toEqual([
+        ["evt_locked_a", "pending"],
+        ["evt_locked_b", "pending"],
+      ]);
+    } finally {
+      holder.exec("ROLLBACK");
+      holder.close();
+    }
+    try {
+      await drain;
+      // Released: the worker applies both (a drain that gave up waiting left them pending: the next one takes them).
+      await waitUntil("both events applied", async () => {
+        if (stored(r.inboxPath).every((e) => e.state === "applied")) return true;
+        await applyWebhooksOnce(config);
+        return false;
+      });
+      const snap = new BetterSqlite3(db, { readonly: true });
+      try {
+        expect((snap.prepare("SELECT id FROM members ORDER BY id").pluck().all() as string[]).sort()).toEqual([first, second].sort());
+      } finally {
+        snap.close();
+      }
+    } finally {
+      await r.stop();
+      await sb.close();
+    }
   });
 });

@@ -1,19 +1,22 @@
 /**
  * End to end with the sandbox's own sender (duplicates and out-of-order on): its events reach an
  * inbox through a small receiver (accept, then 2xx, as the real one does), the worker applies
- * them, and every changed member of the snapshot equals the sandbox's state. In one round a full
- * sync runs at the same time as the worker. And the safety net: with the receiver down, the
+ * them, and every changed member of the snapshot equals the sandbox's state. In one round the day's
+ * changes land while a full sync walks, after it has read the members: the events arrive during the
+ * walk, wait while it holds the snapshot, and the worker's runs after it record exactly the day's
+ * changes of members and coverages. And the safety net: with the receiver down, the
  * events of a day are lost, and the next full walk brings the snapshot to the service's state.
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { createClient } from "../../../src/api/client.js";
 import { sync } from "../../../src/pipeline/sync.js";
 import { openWorkerSnapshot } from "../../../src/store/worker-port.js";
-import { startSandbox, type Sandbox } from "../../../src/sandbox/index.js";
+import { startSandbox, type ChangeSet, type Sandbox } from "../../../src/sandbox/index.js";
 import { drainInbox } from "../../../src/webhooks/apply.js";
+import type { PageSource } from "../../../src/extract/page-source.js";
 import { loopbackReceiver } from "../../../src/pipeline/demo-webhooks.js";
 import { Inbox, inboxPathFor } from "../../../src/webhooks/inbox.js";
-import { expectedState, norm, snapshotState, stateToObject } from "../../helpers/expected.js";
+import { diffStates, expectedState, norm, recordedChanges, snapshotState, stateToObject } from "../../helpers/expected.js";
 import { ALL_CLAIMS, sandboxData } from "../../helpers/sandbox-truth.js";
 import { syncStarted, TEST_PII_KEY, tempStore, type TempStore } from "../../helpers/temp-store.js";
 
@@ -53,7 +56,7 @@ function expectMembersMatch(t: TempStore, sb: Sandbox, ids: readonly string[]): 
 }
 
 describe("the sandbox's sender, the inbox and the worker", () => {
-  it("after each simulated day every changed member equals the sandbox's state; in the second round a full sync runs beside the worker", async () => {
+  it("after each simulated day every changed member equals the sandbox's state; in the second round the day lands mid-walk and the worker applies what the walk had read before it", async () => {
     const { sb, client, t, inbox } = await setup();
     const receiver = await tinyReceiver(inbox);
     sb.webhooks.addConfig({ url: receiver.url, auth: { type: "bearer", token: "hook-token" }, duplicate: true, outOfOrder: true });
@@ -72,38 +75,81 @@ describe("the sandbox's sender, the inbox and the worker", () => {
     expect(r1).toMatchObject({ applied: sb.webhooks.events().length, retrying: 0, parked: 0, notFound: day1.changes.members.deleted.length });
     expectMembersMatch(t, sb, changed);
 
-    // Round 2: a full sync on its own thread (as the CLI runs it) at the same time as the worker.
+    // Round 2: a full sync on its own thread (as the CLI runs it), and the day's changes land while it
+    // walks, after it has read every page of members: only the receiver can bring those up to date.
     before = after;
-    await sb.advance();
+    const stateBefore = expectedState(sandboxData(sb), TEST_PII_KEY);
+    const port = await openWorkerSnapshot(t.path, { piiKey: TEST_PII_KEY });
+    cleanups.push(() => port.close());
+    const groups = [...sb.iterate("groups")].length;
+    let day!: Promise<ChangeSet>;
+    let dayBegan!: () => void;
+    const dayBegins = new Promise<void>((r) => (dayBegan = r));
+    let resume!: () => void;
+    const workerTried = new Promise<void>((r) => (resume = r));
+    // The walk reads the service as it always does. When it has read the last page of members of every
+    // group, the day happens, and the walk's members cannot be done (nor the walk end) until the day's
+    // events are delivered and the worker has tried the snapshot: both happen mid-walk.
+    let membersRead = 0;
+    const source: PageSource = {
+      pages: (...a) => client.pages(...a),
+      memberText: (...a) => client.memberText(...a),
+      async *rawPages(resource, filters, opts) {
+        yield* client.rawPages(resource, filters, opts);
+        if (resource !== "members" || filters?.groupId === undefined) return;
+        if (++membersRead === groups) {
+          day = sb.advance();
+          dayBegan();
+        }
+        await dayBegins;
+        await day;
+        await sb.webhooks.idle();
+        await workerTried;
+      },
+    };
+    const walk = sync({ source, store: port, claimsWindow: ALL_CLAIMS });
+    let walked = false;
+    void walk.then(() => (walked = true));
+    await Promise.race([dayBegins, walk.then(() => Promise.reject(new Error("the walk ended before it had read every group's members")))]);
+    const day2 = await day;
     await sb.webhooks.idle();
     after = membersOf(sb);
     changed = [...after.keys()].filter((id) => after.get(id) !== before.get(id));
-    const port = await openWorkerSnapshot(t.path, { piiKey: TEST_PII_KEY });
-    cleanups.push(() => port.close());
-    let walking!: () => void;
-    const holds = new Promise<void>((r) => (walking = r));
-    // The worker starts once the walk holds the snapshot (its first page is in).
-    const walk = sync({ source: client, store: port, claimsWindow: ALL_CLAIMS, onProgress: () => walking() });
-    let walked = false;
-    void walk.then(() => (walked = true));
-    await holds;
-    let busyRounds = 0;
+    expect(changed.length).toBeGreaterThan(3);
+    // The day's events are in the inbox while the walk holds the snapshot: the worker waits, nothing is lost.
+    const pendingMidWalk = inbox.status().pending;
+    expect(pendingMidWalk).toBeGreaterThan(0);
+    const busy = await drainInbox({ inbox, source: client, store: t.store });
+    expect(walked).toBe(false);
+    expect(busy.busy).toBeDefined();
+    expect(busy.runs).toEqual([]);
+    expect(inbox.status().pending).toBe(pendingMidWalk);
+    resume();
+    const walkReport = await walk;
+    expect(walkReport.status).toBe("succeeded");
+    // After the walk, the worker drains until nothing is pending.
     while (inbox.status().pending > 0) {
       const r = await drainInbox({ inbox, source: client, store: t.store });
-      if (r.busy) {
-        busyRounds++;
-        // The sync holds the snapshot: the events wait (pending), and are applied once it ends.
-        expect(inbox.status().pending).toBeGreaterThan(0);
-        await walk;
-      }
+      expect(r).toMatchObject({ retrying: 0, parked: 0 });
       expect(r.error).toBeUndefined();
+      expect(r.busy).toBeUndefined();
     }
-    expect((await walk).status).toBe("succeeded");
-    expect(walked).toBe(true);
-    expectMembersMatch(t, sb, changed);
-    // Both writers together leave the snapshot equal to the service (the walk made the deletes).
-    expect(stateToObject(snapshotState(t.db))).toEqual(stateToObject(expectedState(sandboxData(sb), TEST_PII_KEY)));
-    expect(busyRounds).toBe(1);
+    expect(inbox.status().parked).toEqual([]);
+    // The receiver did its part: the worker's runs after the walk recorded the day's changes of the
+    // members and coverages, exactly (a member deleted today answers 404: kept until a walk proves it gone).
+    const workerRuns = t.db.prepare("SELECT run_id FROM runs WHERE job = 'webhooks' AND status = 'succeeded' AND run_id > ?").pluck().all(walkReport.runId) as number[];
+    const gone = new Set(day2.changes.members.deleted);
+    const stateAfter = expectedState(sandboxData(sb), TEST_PII_KEY);
+    const ofGone = (line: string) => {
+      const [resource, op, id] = line.split(" ") as [string, string, string];
+      if (op !== "delete") return false;
+      return resource === "members" ? gone.has(id) : gone.has((stateBefore.coverages.get(id) as { memberId: string }).memberId);
+    };
+    const dayChanges = diffStates(stateBefore, stateAfter).filter((c) => /^(members|coverages) /.test(c) && !ofGone(c));
+    expect(dayChanges.filter((c) => c.startsWith("members ")).length).toBeGreaterThan(0);
+    expect(recordedChanges(t.db, workerRuns).filter((c) => /^(members|coverages) /.test(c))).toEqual(dayChanges);
+    // Walk and worker together: every member the sandbox has, with its coverages, equals the sandbox's.
+    expectMembersMatch(t, sb, [...after.keys()]);
   }, 600_000); // a hang guard: two days of a 500-member sandbox, a full sync beside; ~20 s alone
 
   it("the safety net: with the receiver down a day's events are lost, and the next full walk brings the snapshot to the service's state", async () => {

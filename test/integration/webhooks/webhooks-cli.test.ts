@@ -1,9 +1,10 @@
 /**
  * `webhooks status` and `webhooks apply --once` on a snapshot the CLI synced: the inbox filled as
- * the receiver fills it, drained by the worker into a recorded run, and told by status.
+ * the receiver fills it, drained by the worker into a recorded run, and told by status; an event
+ * the service keeps failing is parked, and status shows it with its reason, redacted.
  */
 import BetterSqlite3 from "better-sqlite3";
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -71,5 +72,56 @@ describe("webhooks status and webhooks apply", () => {
     const runs = await runCli(["runs", "--json"], { env, cwd: dir });
     expect((JSON.parse(runs.stdout) as { run_id: number; job: string }[]).find((r) => r.run_id === rep.runs[0]!.runId)?.job).toBe("webhooks");
     expect(text.stdout + applied.stdout + busy.stderr).not.toContain(sb.keys.full);
+  });
+
+  it("an event whose member the service keeps failing is parked after webhooks.maxAttempts, and status shows it, text and --json, with its reason redacted", async () => {
+    // A snapshot of its own, whose configuration gives up after one attempt (the default retries for minutes).
+    const here = join(dir, "parked");
+    mkdirSync(here);
+    writeFileSync(join(here, "benefits-sync.config.json"), JSON.stringify({ webhooks: { maxAttempts: 1 }, http: { retry: { maxAttempts: 1 } } }));
+    const envHere = { ...env, BENEFITS_DB: join(here, "snap.db") };
+    expect((await runCli(["sync", "--quiet"], { env: envHere, cwd: here })).code).toBe(ExitCode.OK);
+    const [sick, well] = [...sb.iterate("members")].slice(5, 7).map((m) => m.id);
+    const inbox = Inbox.open(inboxPathFor(envHere.BENEFITS_DB));
+    const at = new Date().toISOString();
+    inbox.accept([
+      { id: "evt_sick", type: "member_update", memberId: sick!, receivedAt: at },
+      { id: "evt_well", type: "member_update", memberId: well!, receivedAt: at },
+    ]);
+    inbox.close();
+    // The service fails this member's lookup, and its message names a person by SSN (as a real one's may).
+    const ssn = "123-45-6789";
+    sb.setFaults({ pathPrefix: `/v1/members/${sick}`, http500: 1, errorMessage: `member Jane Roe (SSN ${ssn}) is under review` });
+    let applied;
+    try {
+      applied = await runCli(["webhooks", "apply", "--once"], { env: envHere, cwd: here });
+    } finally {
+      sb.setFaults({});
+    }
+    expect(applied.code, applied.stderr).toBe(ExitCode.OK);
+    expect(applied.stdout).toMatch(/1 event applied, .* 0 to retry, 1 parked; 0 pending/);
+
+    const json = await runCli(["webhooks", "status", "--json"], { env: envHere, cwd: here });
+    expect(json.code).toBe(ExitCode.OK);
+    const st = JSON.parse(json.stdout) as { pending: number; applied: number; parked: { id: string; memberId: string; reason: string; at: string }[] };
+    expect(st).toMatchObject({ pending: 0, applied: 1 });
+    expect(st.parked).toHaveLength(1);
+    const parked = st.parked[0]!;
+    expect(parked).toMatchObject({ id: "evt_sick", memberId: sick });
+    expect(Number.isNaN(Date.parse(parked.at))).toBe(false);
+    expect(parked.reason).toContain(`GET /v1/members/${sick} answered 500`);
+    // The lookup's answers carry people's data: the reason says what failed, never what the service said of whom.
+    expect(parked.reason).toContain("its message not quoted");
+
+    const text = await runCli(["webhooks", "status"], { env: envHere, cwd: here });
+    expect(text.code).toBe(ExitCode.OK);
+    expect(text.stdout).toMatch(/parked:\s+1, given up on/);
+    expect(text.stdout).toContain(`    evt_sick (member ${sick}) at ${parked.at}: ${parked.reason}\n`);
+    expect(text.stdout).not.toContain("evt_well");
+    for (const out of [applied.stdout + applied.stderr, json.stdout, text.stdout]) {
+      expect(out).not.toContain(ssn);
+      expect(out).not.toContain("Jane Roe");
+      expect(out).not.toContain(sb.keys.full);
+    }
   });
 });
