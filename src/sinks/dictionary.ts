@@ -173,7 +173,10 @@ const FolderText = [
   "Permissions: a folder is 0700 and its files 0600 whatever the umask (they hold PHI). A folder",
   "sink in the config file may set `\"mode\": \"0640\"` (files; folders get the matching execute bits,",
   "0750) and `\"group\"` (a group name or a gid) so a loader running as another user can read them;",
-  "both are set before the folder's rename.",
+  "both are set before the folder's rename. With either set, DIR itself is made reachable before any",
+  "run folder appears in it, whatever the umask: a DIR the sink creates gets the folders' mode and",
+  "group; one that already exists only gains the read and search bits the mode gives the group and",
+  "others, and the group (nothing is taken from it, and another user's DIR is left as it is).",
 ];
 
 const FormatText = [

@@ -14,10 +14,10 @@ import { StoredResources, type StoredResource } from "../../store/resources.js";
 import { runDeltas } from "../run-deltas.js";
 import { runFacts, type RunFacts } from "../run-facts.js";
 import { OutputError, explainFsError } from "../output-error.js";
-import { prepareOutputDir } from "../output-dir.js";
+import { ensureOutputDir } from "../output-dir.js";
 import type { DeliveryPlan, DeltaReader, Sink, SinkSession } from "../sink.js";
 import { runFolderName, runFolderNames } from "./run-folder-name.js";
-import { applyPermissions, type FolderPermissions } from "./folder-permissions.js";
+import { applyPermissions, applyToOutputDir, type FolderPermissions } from "./folder-permissions.js";
 import { MANIFEST, manifestText, readCompleteFolder, readManifest, sameRuns, type ManifestFile } from "./manifest.js";
 
 export const FileFormatNames = ["csv", "jsonl", "parquet"] as const;
@@ -72,7 +72,10 @@ interface FolderSession extends SinkSession<DeltaFolder> {
 }
 
 function openFolder(outDir: string, format: FileFormat, folderRun: number, runs: readonly number[], facts: RunFacts, perms?: FolderPermissions): FolderSession {
-  const parent = prepareOutputDir(outDir);
+  const out = ensureOutputDir(outDir);
+  const parent = out.path;
+  // Before any run folder appears in it: a loader must be able to enter DIR to reach them.
+  fsStep(parent, () => applyToOutputDir(parent, perms, out.created));
   const finalDir = join(parent, runFolderName(folderRun));
   const replacing = existsSync(finalDir);
   if (replacing) checkReplaceable(parent, finalDir, format.name, folderRun, runs);
