@@ -1,5 +1,5 @@
 /**
- * A folder of delta files as a sink: `DIR/<run_id>/` (the id zero-padded, run-folder-name.ts) with
+ * A folder of delta files as a sink: `DIR/00000010/` for run 10 (the id zero-padded, run-folder-name.ts) with
  * one file per resource (and per child list) in one format, and `manifest.json`. The folder appears complete or not at all: it is
  * written as a hidden sibling, fsynced, then renamed into place. A folder already there is
  * replaced only when it is a complete deltas folder of the same runs and format (so the bytes do
@@ -46,7 +46,7 @@ export const folderOutput = (format: FileFormatName, dir: string): string => `${
 export const folderDescribe = (format: FileFormatName, dir: string): string => `${resolve(dir)} (${format})`;
 
 /**
- * @example await deliverToSink(db, folderSink("/data/deltas", csvFormat), runId) // -> /data/deltas/<runId>/
+ * @example await deliverToSink(db, folderSink("/data/deltas", csvFormat), runId) // -> /data/deltas/00000010/ for run 10
  */
 export function folderSink(outDir: string, format: FileFormat, perms?: FolderPermissions): Sink<DeltaFolder> {
   const abs = resolve(outDir);
