@@ -60,6 +60,8 @@ function parquetType(c: ParquetColumn): string {
       return "INT64";
     case "date":
       return "INT32 (DATE)";
+    case "timestamp":
+      return "INT64 (TIMESTAMP(MICROS, UTC))";
     case "decimal":
       return `INT64 (DECIMAL(${DECIMAL_PRECISION},${DECIMAL_SCALE}))`;
     case "json":
@@ -79,6 +81,7 @@ function logical(c: ParquetColumn): string {
 function unitOf(c: ParquetColumn): string {
   if (c.type === "date") return "calendar date, `YYYY-MM-DD` in CSV";
   if (c.type === "decimal") return "dollars, 2 decimals, exact (CSV: the decimal text as sent, `1234.50`)";
+  if (c.type === "timestamp") return "an instant, microseconds, UTC (CSV: the text as sent, `2026-01-05T14:03:00Z`)";
   return "";
 }
 
