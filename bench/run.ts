@@ -10,7 +10,8 @@
  * analyst section), BENCH_ONLY (`sync`: only the first sync, re-sync and memory bars; `latency`: only the member walk under latency; `sinks`: only the sinks section; `scale`: only the
  * scale section; `timing`: only the timings taken out of the tests, see timing.ts; `webhooks`: only the receiver's section, see webhooks.ts), BENCH_SCALE_MEMBERS (0: when set, e.g. 1000000, the scale section compares the
  * first sync's records per second at BENCH_MEMBERS and at this many members, and runs a no-change
- * re-sync of the large one).
+ * re-sync of the large one). The sinks section: BENCH_SINK_REPEAT (3), BENCH_SINK_CLAIMS_PER_MEMBER
+ * (3), BENCH_SINK_UPDATE_SHARE (0.5: the share of the claims its second run changes), see sinks.ts.
  */
 import { spawn, spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
@@ -109,7 +110,8 @@ async function main(): Promise<void> {
     if (ONLY === undefined || ONLY === "latency") await latency(dir);
     if (ONLY === undefined || ONLY === "timing") await timingSection();
     if (ONLY === undefined || ONLY === "sinks") {
-      await sinksSection(dir, { members: MEMBERS, groups: GROUPS, claimsPerMember: env("BENCH_SINK_CLAIMS_PER_MEMBER", 3), repeat: env("BENCH_SINK_REPEAT", 3), window: { from: FROM, to: TO } }, startSandbox, worker, report);
+      const sinks = { claimsPerMember: env("BENCH_SINK_CLAIMS_PER_MEMBER", 3), repeat: env("BENCH_SINK_REPEAT", 3), updateShare: env("BENCH_SINK_UPDATE_SHARE", 0.5) };
+      await sinksSection(dir, { members: MEMBERS, groups: GROUPS, ...sinks, window: { from: FROM, to: TO } }, startSandbox, worker, report);
     }
     if (ONLY === undefined || ONLY === "webhooks") await webhooksSection(dir, { members: MEMBERS, groups: GROUPS }, startSandbox, worker, report);
     if (SCALE_MEMBERS > 0 || ONLY === "scale") {

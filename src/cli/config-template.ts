@@ -36,7 +36,8 @@ export function configTemplate(s: TemplateSettings, jobs: readonly JobDefinition
   // benefits-sync runs in. BENEFITS_DB or --db override it.
   "db": ${q(s.db)},
 
-  // Where changes go after each successful sync: DIR/<run id>/ per run (csv, jsonl or parquet).
+  // Where changes go after each successful sync: one folder per run, named by the run id in
+  // 8 digits (DIR/00000010/ for run 10), as csv, jsonl or parquet.
   // A Postgres warehouse: { "type": "postgres", "urlEnv": "WAREHOUSE_URL" }.
   "sinks": {
     "deltas": { "type": "folder", "dir": "./deltas", "format": "csv" }

@@ -35,7 +35,7 @@ export interface SyncJobOptions {
   readonly onNotice?: (message: string) => void;
   readonly logger?: Logger;
   readonly signal?: AbortSignal;
-  /** Write the run's deltas as CSV under `outDir/<run_id>/` when the run succeeds (an output, like those in `outputs`). */
+  /** Write the run's deltas as CSV under `outDir/00000010/` (run 10) when the run succeeds (an output, like those in `outputs`). */
   readonly outDir?: string;
   /** The first run `outDir` receives when it is new (`--from-run`); default: every recorded run. */
   readonly outFromRun?: number;

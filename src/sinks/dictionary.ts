@@ -10,7 +10,7 @@ import { StoredResources, ViewColumns, columnName, type StoredResource } from ".
 import { csvChildRow, csvMainRow } from "./csv/csv-format.js";
 import { flatten } from "./csv/flatten.js";
 import { Examples } from "./dictionary-examples.js";
-import { ChildLists, LeadColumns, childLeadColumns, type ChildList } from "./files/layout.js";
+import { ChildLists, LINE_BASE, LeadColumns, childLeadColumns, type ChildList } from "./files/layout.js";
 import { LAYOUT_VERSION, ManifestKeys } from "./files/manifest-keys.js";
 import { jsonlLine } from "./jsonl/jsonl-format.js";
 import { childParquetColumns, parquetColumns, type ParquetColumn } from "./parquet/parquet-columns.js";
@@ -34,12 +34,24 @@ export interface DictionaryFile {
   readonly columns: readonly DictionaryColumn[];
 }
 
+/** The list files' own columns (`claim_id`, `line_no`), from their definitions in files/layout.ts. */
+const childMeaning = (): [string, { unit: string; nullable: string }][] =>
+  StoredResources.flatMap((r) => {
+    const c = ChildLists[r];
+    if (!c) return [];
+    return [
+      [c.parentColumn, { unit: `its parent record's \`id\` (in \`${r}\`)`, nullable: "never" }],
+      [c.numberColumn, { unit: `the item's place in its \`${c.field}\` list, counted from ${LINE_BASE} (the first item is ${LINE_BASE}), as in the snapshot's and the warehouse's \`${c.file}.${c.numberColumn}\``, nullable: "never" }],
+    ];
+  });
+
 const Meaning: Readonly<Record<string, { unit?: string; nullable: string }>> = {
   op: { unit: "`insert`, `update` or `delete`", nullable: "never" },
   run_id: { unit: "the run that recorded the change", nullable: "never" },
   id: { unit: "the record's id", nullable: "never" },
-  changed_fields: { unit: "JSON array of the changed columns' names in this format, in column order", nullable: "empty (null) except on updates" },
+  changed_fields: { unit: "JSON array of the changed field paths, named as this format names its columns, in column order (see [changed_fields](#changed_fields))", nullable: "empty (null) except on updates" },
   data: { unit: "the whole record (item) as stored, JSON", nullable: "never" },
+  ...Object.fromEntries(childMeaning()),
 };
 
 function parquetType(c: ParquetColumn): string {
@@ -48,6 +60,8 @@ function parquetType(c: ParquetColumn): string {
       return "INT64";
     case "date":
       return "INT32 (DATE)";
+    case "timestamp":
+      return "INT64 (TIMESTAMP(MICROS, UTC))";
     case "decimal":
       return `INT64 (DECIMAL(${DECIMAL_PRECISION},${DECIMAL_SCALE}))`;
     case "json":
@@ -67,6 +81,7 @@ function logical(c: ParquetColumn): string {
 function unitOf(c: ParquetColumn): string {
   if (c.type === "date") return "calendar date, `YYYY-MM-DD` in CSV";
   if (c.type === "decimal") return "dollars, 2 decimals, exact (CSV: the decimal text as sent, `1234.50`)";
+  if (c.type === "timestamp") return "an instant, microseconds, UTC (CSV: the text as sent, `2026-01-05T14:03:00Z`)";
   return "";
 }
 
@@ -149,11 +164,21 @@ export function dictionaryMarkdown(): string {
     ...ManifestKeys.map((k) => `| \`${k.key}\` | ${k.meaning} |`),
     "",
     ...FormatText,
+    "",
+    ...changedFieldsText(),
   ];
   for (const f of dictionaryFiles()) {
     const child = Object.values(ChildLists).find((c): c is ChildList => c?.file === f.name);
     lines.push("", `## ${f.name}`, "");
-    lines.push(child ? `\`${f.name}.csv\`, \`${f.name}.parquet\`: one row per item of a \`${child.field}\` list, in list order (JSONL keeps the list inside \`data\`).` : `\`${f.name}.csv\`, \`${f.name}.jsonl\`, \`${f.name}.parquet\`: one row per change.`);
+    lines.push(
+      ...wrap(
+        child
+          ? `\`${f.name}.csv\`, \`${f.name}.parquet\`: one row per item of a \`${child.field}\` list, in list order (JSONL keeps the list inside \`data\`). ` +
+            `Every change of a parent record (in \`${parentOf(f.name)}\`) writes all its items, with its \`op\` and \`run_id\` (a delete, its last ones): replace the parent's items, never merge them. An item has no \`changed_fields\`.`
+          : `\`${f.name}.csv\`, \`${f.name}.jsonl\`, \`${f.name}.parquet\`: one row per change.`,
+        "",
+      ),
+    );
     lines.push("", "| CSV column | Parquet column | type | Parquet type | unit | null |", "|---|---|---|---|---|---|");
     for (const c of f.columns) lines.push(`| ${cell(c.csv)} | ${cell(c.parquet)} | ${c.type} | ${c.parquetType ?? "—"} | ${c.unit} | ${c.nullable} |`);
     lines.push("", "Example (an update in run 7):", "", ...exampleRows(f));
@@ -173,8 +198,52 @@ const FolderText = [
   "Permissions: a folder is 0700 and its files 0600 whatever the umask (they hold PHI). A folder",
   "sink in the config file may set `\"mode\": \"0640\"` (files; folders get the matching execute bits,",
   "0750) and `\"group\"` (a group name or a gid) so a loader running as another user can read them;",
-  "both are set before the folder's rename.",
+  "both are set before the folder's rename. With either set, DIR itself is made reachable before any",
+  "run folder appears in it, whatever the umask: a DIR the sink creates gets the folders' mode and",
+  "group; one that already exists only gains the read and search bits the mode gives the group and",
+  "others, and the group (nothing is taken from it, and another user's DIR is left as it is).",
 ];
+
+/** What an update's `changed_fields` names: the rule of store/field-diff.ts, as a loader needs it. */
+function changedFieldsText(): string[] {
+  const lists = StoredResources.flatMap((r) => {
+    const c = ChildLists[r];
+    return c ? [`\`${c.field}\` (${r}: the list as a whole, when an item was added, removed, reordered or changed; the items are in \`${c.file}\`)`] : [];
+  });
+  return [
+    "## changed_fields",
+    "",
+    "An update's `changed_fields` lists each field whose value differs from the record's previous",
+    "version, as its path in the record (`data`): an object's fields one by one (`address.city`), a",
+    "list or any other value as a whole. The names are those of the file's columns (CSV and JSONL",
+    "`address.city`, Parquet `address_city`), the documented fields first in column order, then the",
+    "others sorted. Besides the documented columns it may name:",
+    "",
+    ...wrap(`- ${lists.join("; ")}, which no column of the record's own file holds;`, "  "),
+    "- a field no column documents (one the service added, `preferredLanguage`): in CSV one of the",
+    "  sorted extra columns; in Parquet it has no column and is found in `data` (its name's dots written",
+    "  `_` there too); when the update removed it and no other row of the file carries it, the CSV file",
+    "  has no column for it at all;",
+    "- an object as a whole (`address`, `processing`) when it appeared, disappeared or stopped being an",
+    "  object, rather than each field inside it.",
+    "",
+    "A field that went from null to absent (or back) has not changed. Inserts and deletes name none",
+    "(an empty cell in CSV, null in JSONL and Parquet).",
+  ];
+}
+
+/** `text` in lines of at most 100 characters, the lines after the first indented by `indent`. */
+function wrap(text: string, indent: string): string[] {
+  const out: string[] = [];
+  let line = "";
+  for (const word of text.split(" ")) {
+    if (line && line.length + 1 + word.length > 100) {
+      out.push(line);
+      line = indent + word;
+    } else line = line ? `${line} ${word}` : word;
+  }
+  return [...out, line];
+}
 
 const FormatText = [
   "## Formats",

@@ -21,12 +21,23 @@ export interface OutputDirOptions {
  * @example prepareOutputDir("deltas") // "/home/me/deltas", created if missing
  */
 export function prepareOutputDir(dir: string, opts: OutputDirOptions = {}): string {
+  return ensureOutputDir(dir, opts).path;
+}
+
+/**
+ * {@link prepareOutputDir}, also saying whether this call created the directory (a sink sets the
+ * permissions of a directory it made, and only adds to those of one it found).
+ *
+ * @example ensureOutputDir("deltas") // { path: "/home/me/deltas", created: true }
+ */
+export function ensureOutputDir(dir: string, opts: OutputDirOptions = {}): { path: string; created: boolean } {
   const kind = opts.kind ?? "deltas";
   const abs = resolve(dir);
+  let created = false;
   const st = statOrCode(abs);
   if (st === "ENOENT" && opts.parents) {
     try {
-      mkdirSync(abs, { recursive: true });
+      created = mkdirSync(abs, { recursive: true }) !== undefined;
     } catch (e) {
       const code = (e as NodeJS.ErrnoException).code ?? "EIO";
       throw pathProblem(abs, (e as NodeJS.ErrnoException).path ?? abs, code, kind);
@@ -41,6 +52,7 @@ export function prepareOutputDir(dir: string, opts: OutputDirOptions = {}): stri
     if (!pst.isDirectory()) throw notADirectory(abs, parent, kind);
     try {
       mkdirSync(abs);
+      created = true;
     } catch (e) {
       // Another process may have created it meanwhile: that is fine if it is a directory.
       if (!((e as NodeJS.ErrnoException).code === "EEXIST" && statOrCode(abs) !== "ENOENT" && isDir(abs))) throw explainFsError(abs, abs, e, kind);
@@ -55,7 +67,7 @@ export function prepareOutputDir(dir: string, opts: OutputDirOptions = {}): stri
   } catch (e) {
     throw explainFsError(abs, abs, e, kind);
   }
-  return abs;
+  return { path: abs, created };
 }
 
 function statOrCode(p: string): Stats | string {

@@ -62,7 +62,7 @@ export interface Sink<R> {
    */
   arrived(d: InterruptedDelivery): Promise<boolean> | boolean;
   /**
-   * Each run its own delivery (a folder: `DIR/<run>/` is that run's changes, as `export --run`
+   * Each run its own delivery (a folder: `DIR/00000010/` is that run's changes, as `export --run`
    * writes them), oldest first. Without it, one delivery carries every pending run (a warehouse
    * applies them in order in one load).
    */

@@ -1,7 +1,9 @@
 /**
  * The types the warehouse sinks give the documented scalar fields (`ViewColumns`): calendar dates
- * (`YYYY-MM-DD` in the schemas) as DATE, money (decimal strings) as exact DECIMAL, everything else
- * as text. The lists follow `schemas/` (a test checks them against the zod schemas).
+ * (`YYYY-MM-DD` in the schemas) as DATE, money (decimal strings) as exact DECIMAL, the instants the
+ * service stamps (`createdAt`) as a timestamp in UTC (Postgres `timestamptz`, Parquet TIMESTAMP
+ * adjusted to UTC), so that an analyst compares and truncates them as times, not as strings;
+ * everything else as text. The lists follow `schemas/` (a test checks them against the zod schemas).
  *
  * A value that does not fit its type (a date the calendar does not have, an amount with more than
  * two decimals) is NULL in its typed column, never an error that stops a load and never a wrong
@@ -9,13 +11,20 @@
  */
 import { ViewColumns, columnName, type StoredResource } from "../store/resources.js";
 
-export type FieldType = "text" | "date" | "decimal";
+export type FieldType = "text" | "date" | "decimal" | "timestamp";
 
 const DateFields: Partial<Record<StoredResource, readonly string[]>> = {
   groups: ["effectiveDate", "terminationDate"],
   members: ["dateOfBirth"],
   coverages: ["startDate", "endDate"],
   claims: ["serviceDateFrom", "serviceDateTo", "processing.receivedDate", "processing.adjudicatedDate", "processing.paidDate"],
+};
+
+/** The fields holding an instant (ISO 8601 with an offset: `IsoTimestamp` in the schemas). */
+const TimestampFields: Partial<Record<StoredResource, readonly string[]>> = {
+  groups: ["createdAt"],
+  members: ["createdAt"],
+  claims: ["createdAt"],
 };
 
 const DecimalFields: Partial<Record<StoredResource, readonly string[]>> = {
@@ -43,6 +52,7 @@ export interface TypedField {
 export function fieldType(resource: StoredResource, path: string): FieldType {
   if (DateFields[resource]?.includes(path)) return "date";
   if (DecimalFields[resource]?.includes(path)) return "decimal";
+  if (TimestampFields[resource]?.includes(path)) return "timestamp";
   return "text";
 }
 
@@ -101,6 +111,34 @@ function readEpochDay(v: string): number | null {
 
 /** A real calendar date as its text, or null. */
 export const asDate = (v: unknown): string | null => (asEpochDay(v) === null ? null : (v as string));
+
+const INSTANT = /^(\d{4}-\d{2}-\d{2})[T ]([01]\d|2[0-3]):([0-5]\d):([0-5]\d)(?:\.(\d{1,9}))?(Z|([+-])([01]\d|2[0-3]):?([0-5]\d))$/;
+
+/** An instant PostgreSQL reads as `timestamptz` (a real calendar day, a time, an offset), as sent; null for anything else. */
+export function asInstant(v: unknown): string | null {
+  return asEpochMicros(v) === null ? null : (v as string);
+}
+
+/**
+ * Microseconds since 1970-01-01T00:00:00Z of an instant {@link asInstant} accepts, or null. Digits
+ * past the microsecond are rounded as PostgreSQL rounds them (to the nearest, a half to even), so
+ * Parquet and the warehouse hold the same instant.
+ *
+ * @example asEpochMicros("2026-01-05T09:00:00.5-05:00") // 1767621600500000n
+ */
+export function asEpochMicros(v: unknown): bigint | null {
+  if (typeof v !== "string") return null;
+  const m = INSTANT.exec(v);
+  if (!m) return null;
+  const day = asEpochDay(m[1]);
+  if (day === null) return null;
+  const offsetMinutes = m[6] === "Z" ? 0 : (m[7] === "-" ? -1 : 1) * (Number(m[8]) * 60 + Number(m[9]));
+  const seconds = day * 86_400 + Number(m[2]) * 3600 + Number(m[3]) * 60 + Number(m[4]) - offsetMinutes * 60;
+  const x = Number(`0.${m[5] ?? "0"}`) * 1e6;
+  let micros = Math.round(x);
+  if (micros - x === 0.5 && micros % 2 !== 0) micros -= 1;
+  return BigInt(seconds) * 1_000_000n + BigInt(micros);
+}
 
 const DECIMAL = /^(-?)(\d+)(?:\.(\d{1,2}))?$/;
 

@@ -1,7 +1,7 @@
 /**
  * A loader written from the data dictionary alone (docs/outputs.md): it imports nothing of the
- * project, only Node. It reads a month-like series of nightly folders that the built CLI
- * delivered from the sandbox (`sync --out`, the sandbox advanced a day between nights), in text
+ * project, only Node. It reads a calendar month of nightly folders (March: 31 nights) that the
+ * built CLI delivered from the sandbox (`sync --out`, the sandbox advanced a day between nights), in text
  * sort order, refuses a layout it does not know, checks every file against its manifest, and
  * applies each `claims.csv` row by `op`. The table it rebuilds equals the snapshot's `claims`
  * view.
@@ -85,12 +85,14 @@ function load(root: string): Loaded {
 
 // ---- The test. ----
 
-const NIGHTS = 14;
+/** A calendar month of nights: the first on March 1, the last on March 31. */
+const MONTH = "2026-03";
+const NIGHTS = 31;
 let sb: Sandbox;
 let dir: string;
 
 beforeAll(async () => {
-  sb = await startSandbox({ members: 60, groups: 2, seed: 24 });
+  sb = await startSandbox({ members: 60, groups: 2, seed: 24, today: `${MONTH}-01` });
   dir = mkdtempSync(join(tmpdir(), "bsync-loader-"));
 });
 afterAll(async () => {
@@ -99,13 +101,17 @@ afterAll(async () => {
 });
 
 describe("a loader written from the dictionary alone", () => {
-  it(`reads ${NIGHTS} nightly folders in text order and rebuilds the current claims table: it equals the snapshot's claims view`, async () => {
+  it(`reads a month's ${NIGHTS} nightly folders in text order and rebuilds the current claims table: it equals the snapshot's claims view`, async () => {
     const env = { BENEFITS_BASE_URL: sb.baseUrl, BENEFITS_API_KEY: sb.keys.full, BENEFITS_DB: join(dir, "snap.db"), BENEFITS_PII_KEY: "loader-test-pii-key-0123456789abcdef" };
+    const nights: string[] = [];
     for (let night = 0; night < NIGHTS; night++) {
       if (night > 0) await sb.advance();
+      nights.push(sb.today);
       const r = await startCli(["sync", "--resources", "groups,claims", "--claims-since", ALL_CLAIMS.from, "--claims-until", ALL_CLAIMS.to, "--out", "claims-deltas", "--json", "--quiet"], env, dir).done;
       expect(r.code, r.stderr).toBe(0);
     }
+    // Every day of the month, once.
+    expect(nights).toEqual(Array.from({ length: NIGHTS }, (_, i) => `${MONTH}-${String(i + 1).padStart(2, "0")}`));
     const loaded = load(join(dir, "claims-deltas"));
     // Text order is run order, past run 9.
     expect(loaded.runs).toEqual(Array.from({ length: NIGHTS }, (_, i) => i + 1));

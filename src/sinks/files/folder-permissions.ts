@@ -4,9 +4,17 @@
  * (`"mode": "0640"`: files 0640, folders the matching execute bits, 0750) and a `group` (a name
  * or a gid), so a loader running as another user can read it; both are set on the hidden folder
  * before its rename, so the folder never appears with other permissions.
+ *
+ * A loader must also list and enter the output directory (DIR) that holds the run folders, which
+ * a umask of 0077 (the systemd units') would leave 0700. So with a mode or a group set, DIR gets
+ * them too, before any run folder appears in it: a DIR the sink creates gets exactly a run
+ * folder's mode and group; a DIR that was already there (the user's, or ours from a run before
+ * the mode was set) only gains: the read and search bits the mode gives the group and others
+ * (0640: g+rx), and the configured group. Nothing is taken from it (no bit is cleared, no write
+ * bit added), and a DIR owned by another user is left as it is: its owner decides who enters.
  */
 import { execFileSync } from "node:child_process";
-import { chmodSync, chownSync, readdirSync } from "node:fs";
+import { chmodSync, chownSync, readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { ConfigError } from "../../errors.js";
 
@@ -50,6 +58,26 @@ export function applyPermissions(dir: string, p: FolderPermissions | undefined):
   if (!p || (p.mode === undefined && p.gid === undefined)) return;
   for (const name of readdirSync(dir)) setOne(join(dir, name), p.mode, p.gid);
   setOne(dir, p.mode === undefined ? undefined : folderMode(p.mode), p.gid);
+}
+
+/**
+ * Make the output directory `dir` reachable as `p` says (see the file's comment): `created` when
+ * this delivery made it. Nothing to do for the private default.
+ *
+ * @example applyToOutputDir("/data/lake", { mode: 0o640, gid: 1001 }, false) // an existing 0700 DIR -> 0750, group 1001
+ */
+export function applyToOutputDir(dir: string, p: FolderPermissions | undefined, created: boolean): void {
+  if (!p || (p.mode === undefined && p.gid === undefined)) return;
+  if (created) return setOne(dir, p.mode === undefined ? undefined : folderMode(p.mode), p.gid);
+  const st = statSync(dir);
+  if (process.getuid !== undefined && st.uid !== process.getuid()) return;
+  const mode = st.mode & 0o7777;
+  // Read and search for the group and others, as far as the mode lets them read the files.
+  const wanted = p.mode === undefined ? 0 : folderMode(p.mode) & 0o055;
+  const gid = p.gid !== undefined && p.gid !== st.gid ? p.gid : undefined;
+  if (gid === undefined && (mode & wanted) === wanted) return;
+  // The mode is set again after a group change, which may clear a set-id bit the DIR had.
+  setOne(dir, mode | wanted, gid);
 }
 
 function setOne(path: string, mode: number | undefined, gid: number | undefined): void {

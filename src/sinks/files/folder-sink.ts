@@ -1,5 +1,5 @@
 /**
- * A folder of delta files as a sink: `DIR/<run_id>/` (the id zero-padded, run-folder-name.ts) with
+ * A folder of delta files as a sink: `DIR/00000010/` for run 10 (the id zero-padded, run-folder-name.ts) with
  * one file per resource (and per child list) in one format, and `manifest.json`. The folder appears complete or not at all: it is
  * written as a hidden sibling, fsynced, then renamed into place. A folder already there is
  * replaced only when it is a complete deltas folder of the same runs and format (so the bytes do
@@ -14,10 +14,10 @@ import { StoredResources, type StoredResource } from "../../store/resources.js";
 import { runDeltas } from "../run-deltas.js";
 import { runFacts, type RunFacts } from "../run-facts.js";
 import { OutputError, explainFsError } from "../output-error.js";
-import { prepareOutputDir } from "../output-dir.js";
+import { ensureOutputDir } from "../output-dir.js";
 import type { DeliveryPlan, DeltaReader, Sink, SinkSession } from "../sink.js";
 import { runFolderName, runFolderNames } from "./run-folder-name.js";
-import { applyPermissions, type FolderPermissions } from "./folder-permissions.js";
+import { applyPermissions, applyToOutputDir, type FolderPermissions } from "./folder-permissions.js";
 import { MANIFEST, manifestText, readCompleteFolder, readManifest, sameRuns, type ManifestFile } from "./manifest.js";
 
 export const FileFormatNames = ["csv", "jsonl", "parquet"] as const;
@@ -46,7 +46,7 @@ export const folderOutput = (format: FileFormatName, dir: string): string => `${
 export const folderDescribe = (format: FileFormatName, dir: string): string => `${resolve(dir)} (${format})`;
 
 /**
- * @example await deliverToSink(db, folderSink("/data/deltas", csvFormat), runId) // -> /data/deltas/<runId>/
+ * @example await deliverToSink(db, folderSink("/data/deltas", csvFormat), runId) // -> /data/deltas/00000010/ for run 10
  */
 export function folderSink(outDir: string, format: FileFormat, perms?: FolderPermissions): Sink<DeltaFolder> {
   const abs = resolve(outDir);
@@ -72,7 +72,10 @@ interface FolderSession extends SinkSession<DeltaFolder> {
 }
 
 function openFolder(outDir: string, format: FileFormat, folderRun: number, runs: readonly number[], facts: RunFacts, perms?: FolderPermissions): FolderSession {
-  const parent = prepareOutputDir(outDir);
+  const out = ensureOutputDir(outDir);
+  const parent = out.path;
+  // Before any run folder appears in it: a loader must be able to enter DIR to reach them.
+  fsStep(parent, () => applyToOutputDir(parent, perms, out.created));
   const finalDir = join(parent, runFolderName(folderRun));
   const replacing = existsSync(finalDir);
   if (replacing) checkReplaceable(parent, finalDir, format.name, folderRun, runs);

@@ -5,8 +5,9 @@
 
 /**
  * The layout of a run folder's files (their names, columns and encodings). A loader refuses a
- * layout it does not know. 1: before it was written (no `layoutVersion`); 2: zero-padded folder
- * names, `changed_fields` in every format, claim lines numbered `line_no` from 1.
+ * layout it does not know. 1: before it was written (no `layoutVersion`); 2 (the downstream
+ * contract, issue 24): zero-padded folder names, `changed_fields` in every format, claim lines
+ * numbered `line_no` from 1, Parquet typed as the warehouse (`createdAt` a TIMESTAMP in UTC).
  */
 export const LAYOUT_VERSION = 2;
 

@@ -14,7 +14,7 @@ export interface ManifestFile {
 }
 
 /**
- * `DIR/<runId>/manifest.json`: the folder's run, its format, the layout and dictionary versions,
+ * `DIR/00000010/manifest.json` (run 10): the folder's run, its format, the layout and dictionary versions,
  * the snapshot's id, the runs whose changes it carries, the run's start, finish and walk, and each
  * file with its row count and SHA-256. Only what the snapshot recorded (no clock of its own): the
  * same runs always give the same bytes. Its keys: manifest-keys.ts.

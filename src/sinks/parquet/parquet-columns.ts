@@ -6,7 +6,7 @@
 import { columnName, type StoredResource } from "../../store/resources.js";
 import { LINE_BASE, orderChangedFields, type ChildList } from "../files/layout.js";
 import type { Delta } from "../run-deltas.js";
-import { asCents, asEpochDay, asText, childFieldType, typedFields, valueAt, type FieldType } from "../typed-fields.js";
+import { asCents, asEpochDay, asEpochMicros, asText, childFieldType, typedFields, valueAt, type FieldType } from "../typed-fields.js";
 
 export interface ParquetColumn {
   readonly name: string;
@@ -25,6 +25,7 @@ export interface ParquetRow {
 function typed(type: FieldType, v: unknown): unknown {
   if (type === "date") return asEpochDay(v);
   if (type === "decimal") return asCents(v);
+  if (type === "timestamp") return asEpochMicros(v);
   return asText(v);
 }
 

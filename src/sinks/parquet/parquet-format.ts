@@ -3,8 +3,9 @@
  * and one per child list (`claim_lines.parquet`), always all of them (no rows when nothing
  * changed). Columns (files/layout.ts): `op`, `run_id` (INT64), `id`, `changed_fields` (JSON: an
  * update's changed columns by their names here, `address_city`, in column order; null otherwise),
- * every documented scalar field typed (dates as DATE, amounts as DECIMAL(18,2), exact; everything
- * else as UTF8 text), then `data` (the whole record as stored, JSON), so no field the service
+ * every documented scalar field typed (dates as DATE, amounts as DECIMAL(18,2), exact; `createdAt`
+ * as TIMESTAMP in microseconds adjusted to UTC, like the warehouse's timestamptz; everything else as
+ * UTF8 text), then `data` (the whole record as stored, JSON), so no field the service
  * sends is lost; a claim line: `op, run_id, claim_id, line_no` (from 1), `code`, `amount`, `data`. Written in
  * row groups of {@link ROW_GROUP} rows, hashed as written, fsynced; the same runs give the same
  * bytes.
@@ -57,6 +58,9 @@ function schemaOf(columns: readonly ParquetColumn[]): SchemaElement[] {
           return { name: c.name, type: "INT64", repetition_type: rep(c) };
         case "date":
           return { name: c.name, type: "INT32", converted_type: "DATE", repetition_type: rep(c) };
+        case "timestamp":
+          // An instant: microseconds since the epoch, UTC, as the warehouse's timestamptz holds it.
+          return { name: c.name, type: "INT64", converted_type: "TIMESTAMP_MICROS", logical_type: { type: "TIMESTAMP", isAdjustedToUTC: true, unit: "MICROS" }, repetition_type: rep(c) };
         case "decimal":
           return { name: c.name, type: "INT64", converted_type: "DECIMAL", scale: DECIMAL_SCALE, precision: DECIMAL_PRECISION, repetition_type: rep(c) };
         case "json":

@@ -1,10 +1,12 @@
 /**
- * The analyst's guide's questions in their Postgres form (docs/analyst-guide.md, "In the Postgres
- * warehouse"), run as printed against a warehouse the sink loads from a snapshot synced from the
- * sandbox, run by run: after each load every question gives the answer its SQLite form gives on
- * the snapshot (the SQLite answers are themselves checked against the sandbox's data by
- * guide.test.ts), for every run so far where it takes a run. A question without its Postgres form
- * (or a form without its question) fails.
+ * The analyst's guide's questions in their Postgres form (the README's own two beside their SQLite
+ * form, the rest in docs/analyst-guide.md, "In the Postgres warehouse"), run as printed against a
+ * warehouse the sink loads from a snapshot synced from the sandbox, run by run: after each load
+ * every question gives the answer its SQLite form gives on the snapshot (the SQLite answers are
+ * themselves checked against the sandbox's data by guide.test.ts), for every run so far where it
+ * takes a run. A question without its Postgres form (or a form without its question) fails, and so
+ * does SQL printed in the README that no test runs: every ```sql block there is a named question
+ * or Postgres form, and the statements in its prose run on the loaded warehouse as printed.
  */
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
@@ -21,21 +23,42 @@ import { syncStarted, tempStore, type TempStore } from "../../helpers/temp-store
 
 const text = (rel: string): string => readFileSync(fileURLToPath(new URL(rel, import.meta.url)), "utf8");
 
-/** Every ```sql block whose first line is `-- <marker>: NAME`, by name. */
+/** Every ```sql block in `source`. */
+const sqlBlocks = (source: string): string[] => [...source.matchAll(/^```sql\r?\n([\s\S]*?)^```/gm)].map((m) => m[1]!);
+
+/**
+ * Every ```sql block that a leading comment line names `-- <marker>: NAME`, by name (a block the
+ * same in both engines carries both markers).
+ */
 function blocks(source: string, marker: string): Map<string, string> {
   const out = new Map<string, string>();
-  for (const m of source.matchAll(/^```sql\r?\n([\s\S]*?)^```/gm)) {
-    const name = new RegExp(`^-- ${marker}: ([a-z0-9]+(?:-[a-z0-9]+)*)\\s*\\r?\\n`).exec(m[1]!)?.[1];
+  for (const sql of sqlBlocks(source)) {
+    const name = new RegExp(`^(?:--.*\\r?\\n)*?-- ${marker}: ([a-z0-9]+(?:-[a-z0-9]+)*)\\s*\\r?\\n`).exec(sql)?.[1];
     if (name === undefined) continue;
     if (out.has(name)) throw new Error(`${marker} ${name} appears twice`);
-    out.set(name, m[1]!);
+    out.set(name, sql);
   }
   return out;
 }
 
+const readme = text("../../../README.md");
 const guide = text("../../../docs/analyst-guide.md");
-const sqlite = blocks(`${text("../../../README.md")}\n${guide}`, "question");
-const postgres = blocks(guide, "postgres");
+const sqlite = blocks(`${readme}\n${guide}`, "question");
+const postgres = blocks(`${readme}\n${guide}`, "postgres");
+
+/** The README's prose (fenced blocks left out), its lines joined as Markdown joins them. */
+const readmeProse = (): string => {
+  let fence = false;
+  return readme
+    .split("\n")
+    .filter((l) => {
+      if (l.trimStart().startsWith("```")) fence = !fence;
+      return !fence && !l.trimStart().startsWith("```");
+    })
+    .join(" ");
+};
+/** The SQL statements printed in the README's prose (`SELECT ...`, `SET ...`), as printed. */
+const proseStatements = (): string[] => [...readmeProse().matchAll(/`((?:SELECT|SET|WITH)\b[^`]*)`/g)].map((m) => m[1]!);
 
 type Row = Record<string, unknown>;
 
@@ -158,6 +181,15 @@ describe("the analyst's questions in the Postgres warehouse", () => {
     expect([...postgres.keys()].sort()).toEqual([...sqlite.keys()].sort());
   });
 
+  it("the README prints the Postgres form of each of its own questions, and no SQL block a test does not run", () => {
+    const own = blocks(readme, "question");
+    expect(own.size).toBeGreaterThanOrEqual(2);
+    expect([...blocks(readme, "postgres").keys()].sort()).toEqual([...own.keys()].sort());
+    const unnamed = sqlBlocks(readme).filter((sql) => !/^(?:--.*\r?\n)*?-- (?:question|postgres): /.test(sql));
+    expect(unnamed).toEqual([]);
+    expect(proseStatements().length).toBeGreaterThan(0);
+  });
+
   it("after run 1: every answer equals the snapshot's", async (ctx) => {
     const w = await world(ctx);
     await w.sync();
@@ -177,5 +209,19 @@ describe("the analyst's questions in the Postgres warehouse", () => {
     expect(w.t.db.prepare("SELECT COUNT(*) FROM claims_history WHERE valid_to_run IS NOT NULL").pluck().get()).toBeGreaterThan(0);
     // Every question had rows to compare at some point.
     expect(Object.fromEntries([...sqlite.keys()].map((q) => [q, (answered.get(q) ?? 0) > 0]))).toEqual(Object.fromEntries([...sqlite.keys()].map((q) => [q, true])));
+  }, 600_000);
+
+  it("the statements in the README's prose run as printed on the loaded warehouse", async (ctx) => {
+    const w = await world(ctx);
+    const c = new pg.Client({ connectionString: w.url });
+    await c.connect();
+    try {
+      for (const sql of proseStatements()) {
+        const r = await c.query(sql);
+        if (/^SELECT\b/.test(sql)) expect(r.rows.length, sql).toBeGreaterThan(0);
+      }
+    } finally {
+      await c.end();
+    }
   }, 600_000);
 });

@@ -36,9 +36,11 @@ async function twoRuns(): Promise<{ t: TempStore; run: number; first: number }> 
   d.members[0]!.firstName = NASTY;
   d.members[0]!.lastName = FORMULA;
   d.members[0]!.address = { city: CITY };
+  Object.assign(d.members[1]!, { createdAt: "2026-01-05T09:00:00.25-05:00" });
   d.members = d.members.filter((m) => m.id !== "m3");
   Object.assign(d.claims[0]!, { claimAmount: "0.29", paidAmount: "-1234.5", allowedAmount: "12345678901234.99" });
-  d.claims.push({ ...claim("k9", "2026-02-29"), serviceDateTo: "2026-02-31" }); // not a calendar date: NULL, never an error
+  // Not a calendar date, not an instant: NULL, never an error.
+  d.claims.push({ ...claim("k9", "2026-02-29"), serviceDateTo: "2026-02-31", createdAt: "2026-02-30T10:00:00Z" });
   const r2 = await runSync(t, d);
   expect(r2.status).toBe("succeeded");
   return { t, run: r2.runId, first: r1.runId };
@@ -113,8 +115,20 @@ describe("delta files read back by DuckDB", () => {
     // The documented typed columns, written out here: dates are DATE, amounts DECIMAL(18,2), counters BIGINT.
     const DATES = ["dateOfBirth", "serviceDateFrom", "serviceDateTo", "processing_receivedDate", "processing_adjudicatedDate", "processing_paidDate"];
     const AMOUNTS = ["claimAmount", "allowedAmount", "paidAmount", "amount"];
+    // Instants, as the warehouse's timestamptz: UTC, to the microsecond.
+    const INSTANTS = ["createdAt"];
     const expectedType = (c: string) =>
-      c === "run_id" || c === "line_no" ? "BIGINT" : c === "changed_fields" || c === "data" ? "JSON" : DATES.includes(c) ? "DATE" : AMOUNTS.includes(c) ? "DECIMAL(18,2)" : "VARCHAR";
+      c === "run_id" || c === "line_no"
+        ? "BIGINT"
+        : c === "changed_fields" || c === "data"
+          ? "JSON"
+          : DATES.includes(c)
+            ? "DATE"
+            : AMOUNTS.includes(c)
+              ? "DECIMAL(18,2)"
+              : INSTANTS.includes(c)
+                ? "TIMESTAMP WITH TIME ZONE"
+                : "VARCHAR";
     const isCalendarDate = (v: string) => /^\d{4}-\d{2}-\d{2}$/.test(v) && !Number.isNaN(Date.parse(`${v}T00:00:00Z`)) && new Date(`${v}T00:00:00Z`).toISOString().slice(0, 10) === v;
     const cents = (v: unknown) => (v === null || v === "" ? null : Math.round(Number(v) * 100));
     const keyOf = (x: Row) => `${String(x.op)} ${String(x.id ?? x.claim_id)} ${String(x.line_no ?? "")}`;
@@ -129,7 +143,7 @@ describe("delta files read back by DuckDB", () => {
       // The same columns in the same order; CSV's own extra columns (fields nobody documented) come after.
       expect(csvHeader.slice(0, shared.length).map((c) => c.replace(/\./g, "_")), file).toEqual(shared);
       for (const x of described) expect(x.column_type, `${file}.${String(x.column_name)}`).toBe(expectedType(String(x.column_name)));
-      const pqRows = await rows(`SELECT ${shared.map((c) => `"${c}"::VARCHAR AS "${c}"`).join(", ")} FROM read_parquet(${pq})`);
+      const pqRows = await rows(`SELECT ${shared.map((c) => (INSTANTS.includes(c) ? `epoch_ms("${c}")::VARCHAR AS "${c}"` : `"${c}"::VARCHAR AS "${c}"`)).join(", ")} FROM read_parquet(${pq})`);
       expect(pqRows.length, file).toBe(csvRows.length);
       expect(pqRows.length, file).toBeGreaterThan(0);
       const byKey = new Map(csvRows.map((x) => [keyOf(x), x]));
@@ -143,6 +157,7 @@ describe("delta files read back by DuckDB", () => {
           if (col === "changed_fields") {
             expect(pv === null ? null : JSON.parse(String(pv)), where).toEqual(cv === null || cv === "" ? null : (JSON.parse(String(cv)) as string[]).map((n) => n.replace(/\./g, "_")));
           } else if (AMOUNTS.includes(col)) expect(cents(pv), where).toBe(cents(cv));
+          else if (INSTANTS.includes(col)) expect(pv === null ? null : Number(pv), where).toBe(cv === null || cv === "" || Number.isNaN(Date.parse(String(cv))) || !isCalendarDate(String(cv).slice(0, 10)) ? null : Date.parse(String(cv)));
           else if (DATES.includes(col) && pv === null) expect(cv === null || cv === "" || !isCalendarDate(String(cv)), where).toBe(true);
           else expect(pv, where).toBe(cv === "" ? null : cv);
         });

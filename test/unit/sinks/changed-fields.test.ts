@@ -24,6 +24,34 @@ async function twoRuns(t: TempStore): Promise<number> {
 }
 
 describe("changed_fields", () => {
+  it("names what the dictionary says it may besides columns: a removed undocumented field (no column left), an object as a whole; null and absent are the same", async () => {
+    const t = setup();
+    const d1 = baseData();
+    (d1.members[0] as Record<string, unknown>).zeta = "z";
+    await runSync(t, d1);
+    const d2 = baseData();
+    (d2.members[1] as Record<string, unknown>).email = null; // absent before: no change
+    (d2.members[2] as Record<string, unknown>).address = null;
+    (d2.claims[0] as Record<string, unknown>).processing = { paidDate: "2026-02-20" };
+    const run = (await runSync(t, d2)).runId;
+    const dir = (await exportFolder(t.db, run, join(t.dir, "csv"), "csv")).dir;
+    const members = csvObjects(join(dir, "members.csv"));
+    const header = readFileSync(join(dir, "members.csv"), "utf8").split("\r\n")[0]!.split(",");
+    expect(members.map((m) => [m.id, m.op, m.changed_fields])).toEqual([
+      ["m1", "update", '["zeta"]'],
+      ["m3", "update", '["address"]'],
+    ]);
+    expect(header).not.toContain("zeta");
+    expect(header).toContain("address.city");
+    const claims = csvObjects(join(dir, "claims.csv"));
+    expect(claims.map((c) => [c.id, c.changed_fields])).toEqual([["k1", '["processing"]']]);
+    // docs/outputs.md says so, and where a claim line's number starts.
+    const doc = readFileSync(new URL("../../../docs/outputs.md", import.meta.url), "utf8");
+    const section = doc.split("\n## changed_fields\n")[1]!.split("\n## ")[0]!;
+    for (const said of ["`lines`", "a field no column documents", "has no column for it at all", "an object as a whole (`address`, `processing`)", "from null to absent"]) expect(section).toContain(said);
+    expect(doc).toMatch(/\| `line_no` \| `line_no` \| integer \| INT64 \| the item's place in its `lines` list, counted from 1 /);
+  });
+
   it("CSV: an update row lists the changed columns in column order (JSON array); inserts and deletes leave it empty", async () => {
     const t = setup();
     const run = await twoRuns(t);

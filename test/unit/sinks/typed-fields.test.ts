@@ -1,12 +1,12 @@
 import { describe, expect, it } from "vitest";
 import type { z } from "zod";
-import { DecimalString, IsoDate } from "../../../schemas/common.js";
+import { DecimalString, IsoDate, IsoTimestamp } from "../../../schemas/common.js";
 import { MedicalClaim } from "../../../schemas/claim.js";
 import { Design } from "../../../schemas/design.js";
 import { Group, Plan } from "../../../schemas/group.js";
 import { Coverage, Member } from "../../../schemas/member.js";
 import { copyField, copyJson } from "../../../src/sinks/postgres/copy-text.js";
-import { asCents, asDate, asDecimal, asEpochDay, typedFields } from "../../../src/sinks/typed-fields.js";
+import { asCents, asDate, asDecimal, asEpochDay, asEpochMicros, asInstant, typedFields } from "../../../src/sinks/typed-fields.js";
 import { StoredResources, type StoredResource } from "../../../src/store/resources.js";
 
 const SCHEMAS: Record<StoredResource, z.ZodType> = { designs: Design, groups: Group, plans: Plan, members: Member, coverages: Coverage, claims: MedicalClaim };
@@ -32,20 +32,36 @@ function unwrap(s: z.ZodType): z.ZodType {
 }
 
 describe("the warehouse types of the documented fields", () => {
-  it("follow the zod schemas: every IsoDate field is a date, every DecimalString a decimal, the rest text", () => {
+  it("follow the zod schemas: every IsoDate field is a date, every DecimalString a decimal, every IsoTimestamp a timestamp, the rest text", () => {
     let dates = 0;
     let decimals = 0;
+    let timestamps = 0;
     for (const r of StoredResources) {
       for (const f of typedFields(r)) {
         const s = at(SCHEMAS[r], f.path);
-        const expected = s === IsoDate ? "date" : s === DecimalString ? "decimal" : "text";
+        const expected = s === IsoDate ? "date" : s === DecimalString ? "decimal" : s === IsoTimestamp ? "timestamp" : "text";
         expect(`${r}.${f.path}: ${f.type}`).toBe(`${r}.${f.path}: ${expected}`);
         if (f.type === "date") dates++;
         if (f.type === "decimal") decimals++;
+        if (f.type === "timestamp") timestamps++;
       }
     }
     expect(dates).toBe(10);
     expect(decimals).toBe(3);
+    expect(timestamps).toBe(3);
+  });
+
+  it("an instant is read with its offset to the microsecond (a half to even, as PostgreSQL); anything else is null", () => {
+    expect(asEpochMicros("1970-01-01T00:00:00Z")).toBe(0n);
+    expect(asEpochMicros("2026-01-05T09:00:00.5-05:00")).toBe(BigInt(Date.parse("2026-01-05T14:00:00.500Z")) * 1000n);
+    expect(asEpochMicros("2026-01-05 15:30:00+0130")).toBe(BigInt(Date.parse("2026-01-05T14:00:00Z")) * 1000n);
+    expect(asEpochMicros("2026-01-05T14:00:00.0000025Z")! - BigInt(Date.parse("2026-01-05T14:00:00Z")) * 1000n).toBe(2n);
+    expect(asEpochMicros("2026-01-05T14:00:00.0000035Z")! - BigInt(Date.parse("2026-01-05T14:00:00Z")) * 1000n).toBe(4n);
+    for (const bad of ["2026-02-30T10:00:00Z", "2026-01-05T24:00:00Z", "2026-01-05T10:00:00", "yesterday", "", 1767621600000, null]) {
+      expect(asEpochMicros(bad), String(bad)).toBeNull();
+      expect(asInstant(bad), String(bad)).toBeNull();
+    }
+    expect(asInstant("2026-01-05T09:00:00.5-05:00")).toBe("2026-01-05T09:00:00.5-05:00");
   });
 
   it("a value that does not fit its type is null, never a wrong value", () => {
