@@ -139,6 +139,7 @@ export class World {
     // hook below awaits (webhook events sent, the worker draining): without this queue the next
     // page overtook the held one, and a fault on the held page rolled it back after the later
     // page had already committed its scope's end (seed 3249: a group deleted while listed).
+    let refused: Error | undefined;
     let inFlight = 0;
     let previous: Promise<unknown> = Promise.resolve();
     const applyInOrder = <T>(go: () => Promise<T>): Promise<T> => {
@@ -160,10 +161,17 @@ export class World {
           this.crash();
           throw crashError();
         }
+        // A store whose page failed refuses every later page of the run (PageGroups.abort marks
+        // the run failed). The fault below is injected in front of the store, which never hears
+        // of it: the store on its worker thread, fed several pages at once by a walk of groups
+        // in parallel, then applied a later page of the failed page's scope and committed a
+        // cursor past it (seed 4670: the resumed run deleted a listed group and its plans).
+        if (refused) throw refused;
         if (faults.io && faults.io.at === n) {
           stats.ioErrors++;
           if (faults.io.rollback && db.inTransaction) db.exec("ROLLBACK");
-          throw Object.assign(new Error("disk I/O error (simulated)"), { code: "SQLITE_IOERR" });
+          refused = Object.assign(new Error("disk I/O error (simulated)"), { code: "SQLITE_IOERR" });
+          throw refused;
         }
         return innerApply(scope, page);
       }))) satisfies SnapshotPort["applyPage"];

@@ -18,9 +18,9 @@ describe("seen ids: a walk that listed an id twice", () => {
     expect(seen.duplicated("groups")).toBe(false);
     seen.markPage("groups", '["c","d"]');
     expect(seen.duplicated("groups")).toBe(true);
-    // Per resource: the plans' pages are their own.
-    seen.markPage("plans", '["a"]');
-    expect(seen.duplicated("plans")).toBe(false);
+    // Per resource: the designs' pages are their own.
+    seen.markPage("designs", '["a"]');
+    expect(seen.duplicated("designs")).toBe(false);
   });
 
   it("pages only recognised by their bytes note no read: no scan, and duplicated is false (the cache never holds two pages listing one id)", () => {
