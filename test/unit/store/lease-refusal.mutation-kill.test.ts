@@ -44,6 +44,12 @@ describe("the lease's refusals", () => {
     );
   });
 
+  it("refuseIfHeld: a running row this very store left (it holds no active run) is dead, whatever its lease", () => {
+    const { db } = setup();
+    db.prepare("INSERT INTO _runs (job, status, started_at, options, owner, lease_until, pid, host) VALUES ('sync', 'running', '2026-03-01T11:59:00.000Z', '{}', 'me', '2026-03-01T12:00:30.000Z', 4242, 'elsewhere')").run();
+    expect(() => refuseIfHeld(db, self)).not.toThrow();
+  });
+
   it("lockedError: the live run when there is one, else another program's open write transaction, named by the file", () => {
     const { db, path } = setup();
     const other = lockedError(db, self);
