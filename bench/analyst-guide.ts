@@ -1,7 +1,7 @@
 /**
  * The guide's questions (README and docs/analyst-guide.md, as printed) timed on a snapshot's views
  * and on typed copies made in the same run: one plain table per view the guide reads, with the
- * view's name and columns and no JSON (`memberships` a GROUP BY view over the typed coverages),
+ * view's name and columns and no JSON (`memberships` and the store's counts GROUP BY views over the typed tables),
  * indexed like the snapshot, in a database of its own, so the very same SQL text runs on both.
  */
 import BetterSqlite3 from "better-sqlite3";
@@ -37,7 +37,13 @@ function makeCopy(snapshotPath: string, copyPath: string): BetterSqlite3.Databas
              CREATE INDEX field_changes_run ON field_changes (run_id);
              CREATE VIEW memberships AS SELECT memberId, groupId, COUNT(*) AS coverages, SUM(status = 'active') AS active_coverages,
                MIN(startDate) AS first_start_date, CASE WHEN COUNT(endDate) < COUNT(*) THEN NULL ELSE MAX(endDate) END AS last_end_date
-             FROM coverages GROUP BY memberId, groupId;`);
+             FROM coverages GROUP BY memberId, groupId;
+             -- The counts the store keeps (rollups.ts), as typed tables alone give them: grouped.
+             CREATE VIEW group_member_counts AS SELECT groupId, COUNT(*) AS members, SUM(active_coverages > 0) AS active_members
+               FROM memberships WHERE groupId IS NOT NULL GROUP BY groupId;
+             CREATE VIEW member_claim_counts AS SELECT memberId, COUNT(*) AS claims FROM claims WHERE memberId IS NOT NULL GROUP BY memberId;
+             CREATE VIEW procedure_totals AS SELECT code, COUNT(*) AS lines, COUNT(DISTINCT claim_id) AS claims, SUM(amount_cents) AS amount_cents
+               FROM claim_lines GROUP BY code;`);
   copy.exec("COMMIT");
   copy.exec("DETACH s; ANALYZE");
   return copy;

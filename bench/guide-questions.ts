@@ -23,3 +23,30 @@ export function readmeQuestions(text: string): Map<string, string> {
 export function guideQuestions(root: string): Map<string, string> {
   return readmeQuestions(`${readFileSync(join(root, "README.md"), "utf8")}\n${readFileSync(join(root, "docs", "analyst-guide.md"), "utf8")}`);
 }
+
+/**
+ * The guide's questions that read the counts the store keeps (src/store/rollups.ts), as an analyst
+ * with only the record views would ask them: grouping `memberships`, `claims` and `claim_lines`.
+ * Each must give the rows its printed form gives (the tests), and the bench times the printed
+ * form on the snapshot against this one on typed copies (what typed tables alone would cost).
+ */
+export const groupedForms: ReadonlyMap<string, string> = new Map([
+  [
+    "members-per-group",
+    `SELECT g.groupId, g.sponsorName, COUNT(*) AS members, SUM(ms.active_coverages > 0) AS active_members
+FROM memberships ms JOIN groups g ON g.groupId = ms.groupId
+GROUP BY g.groupId, g.sponsorName ORDER BY g.groupId`,
+  ],
+  [
+    "top-members-by-claims",
+    `SELECT m.id, m.firstName, m.lastName, COUNT(*) AS claims
+FROM claims c JOIN members m ON m.id = c.memberId
+GROUP BY m.id, m.firstName, m.lastName ORDER BY claims DESC, m.id LIMIT 5`,
+  ],
+  [
+    "claim-lines-by-procedure",
+    `SELECT code, COUNT(*) AS lines, COUNT(DISTINCT claim_id) AS claims, SUM(amount_cents) AS amount_cents,
+       printf('%d.%02d', SUM(amount_cents) / 100, SUM(amount_cents) % 100) AS amount
+FROM claim_lines GROUP BY code ORDER BY amount_cents DESC, code`,
+  ],
+]);

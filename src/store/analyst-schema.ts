@@ -16,6 +16,7 @@
 import type { Database } from "better-sqlite3";
 import { claimLinesView, createClaimLines, deferClaimLines } from "./claim-lines.js";
 import { cents } from "./money-sql.js";
+import { deferRollups, ensureRollups, rollupViews } from "./rollups.js";
 import { StoredResources, ViewColumns, columnName, type StoredResource } from "./resources.js";
 
 /** Amount fields: decimal text, plus an exact integer cents column `<name>_cents`. */
@@ -185,12 +186,15 @@ export function deferIndexes(db: Database, fresh: Iterable<StoredResource>, empt
   for (const r of empty) for (const ix of syncIndexes(r)) db.exec(`DROP INDEX IF EXISTS ${ix.name}`);
   // The claim lines are kept like an index, and built like one after a first load.
   if ([...empty].includes("claims")) deferClaimLines(db);
+  // So are the counts kept per group, member and code (rollups.ts): counted once the load ends.
+  deferRollups(db, fresh);
 }
 
 /**
  * Build whichever indexes are missing: the sync's on every resource but those in `loading.empty`,
- * the analysts' on every resource but those in `loading.fresh`, and the claim lines unless claims
- * are loading from empty. With no argument, all of them.
+ * the analysts' on every resource but those in `loading.fresh`, the claim lines unless claims
+ * are loading from empty, and the rollups (rollups.ts) of resources not loading. With no argument,
+ * all of them.
  */
 export function ensureIndexes(
   db: Database,
@@ -204,6 +208,12 @@ export function ensureIndexes(
   const existing = new Set(db.prepare("SELECT name FROM sqlite_schema WHERE type = 'index'").pluck().all() as string[]);
   if (!loading.empty?.has("claims")) createClaimLines(db);
   const missing = wanted.filter(([, ix]) => !existing.has(ix.name));
+  buildIndexes(db, missing, onIndex);
+  // After the indexes: a rollup is counted from the analysts' indexes where it can.
+  ensureRollups(db, new Set([...(loading.fresh ?? []), ...(loading.empty ?? [])]), (table) => onIndex(table, missing.length, missing.length + 1));
+}
+
+function buildIndexes(db: Database, missing: (readonly [StoredResource, IndexSpec])[], onIndex: (name: string, done: number, total: number) => void): void {
   if (missing.length === 0) return;
   // SQLite sorts an index's keys in memory up to the page cache's size before it merges runs
   // from disk, and the sort's memory comes on top of the cache's. Measured on copies of first
@@ -279,6 +289,7 @@ FROM _${r}_v v JOIN _${r}_v p ON p.id = v.id AND p.valid_to_run = v.valid_from_r
 WHERE v.op = 'update'`,
     )};
     ${claimLinesView}
+    ${rollupViews}
     CREATE VIEW memberships AS
       SELECT memberId, groupId, COUNT(*) AS coverages, SUM(status = 'active') AS active_coverages,
              MIN(startDate) AS first_start_date,

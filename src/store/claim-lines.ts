@@ -17,10 +17,10 @@ import { cents } from "./money-sql.js";
  * claim's `lines` is a list or nothing, see schemas/claim.ts), keyed by the item's index.
  */
 const linesOf = (v: string, from = "") =>
-  `SELECT ${v}.vid, j.key, ${v}.id, ${v}.valid_from_run, ${v}.valid_to_run, j.value ->> '$.code', j.value ->> '$.amount' ` +
+  `SELECT ${v}.vid, j.key, ${v}.valid_from_run, ${v}.valid_to_run, j.value ->> '$.code', j.value ->> '$.amount' ` +
   `FROM ${from}json_each(${v}.data, '$.lines') j WHERE j.key IS NOT NULL`;
 
-const COLUMNS = "vid, key, claim_id, valid_from_run, valid_to_run, code, amount";
+const COLUMNS = "vid, key, valid_from_run, valid_to_run, code, amount";
 
 /** The triggers, by name: dropped while a first load fills an empty claims table. */
 const TRIGGERS = ["_claims_v_lines_insert", "_claims_v_lines_amend", "_claims_v_lines_close", "_claims_v_lines_delete"];
@@ -46,8 +46,6 @@ export function createClaimLines(db: Database, onBatch: (done: number, total: nu
       vid INTEGER NOT NULL,
       -- The item's index in the list (line_no - 1).
       key NOT NULL,
-      -- Kept here (not read from the claim's row) so that lines by code and claim read no claim.
-      claim_id TEXT NOT NULL,
       valid_from_run INTEGER NOT NULL,
       valid_to_run INTEGER,
       code,
@@ -88,7 +86,8 @@ export function createClaimLines(db: Database, onBatch: (done: number, total: nu
 const claimColumn = (c: string) => `(SELECT c."${c}" FROM _claims_v c WHERE c.vid = l.vid) AS "${c}"`;
 export const claimLinesView = `
   CREATE VIEW claim_lines AS
-    SELECT l.claim_id, CAST(l.key AS INTEGER) + 1 AS line_no, ${["memberId", "groupId", "serviceDateFrom"].map(claimColumn).join(", ")},
+    SELECT (SELECT c.id FROM _claims_v c WHERE c.vid = l.vid) AS claim_id, CAST(l.key AS INTEGER) + 1 AS line_no,
+           ${["memberId", "groupId", "serviceDateFrom"].map(claimColumn).join(", ")},
            l.code, l.amount, ${cents("l.amount")} AS amount_cents
     FROM _claim_lines l
     WHERE l.valid_to_run IS NULL;`;

@@ -1,5 +1,6 @@
 import type { Database } from "better-sqlite3";
-import { createClaimLines } from "./claim-lines.js";
+import { createClaimLines, deferClaimLines } from "./claim-lines.js";
+import { ensureRollups } from "./rollups.js";
 import { silentProgress, type MigrationProgress } from "./migration-progress.js";
 import { analystIndexName, CoveredAlong, createSyncIndexes, createVersionTable, createViews, dropViews, ensureIndexes, writtenColumns } from "./analyst-schema.js";
 import { StoredResources, type StoredResource } from "./resources.js";
@@ -230,6 +231,20 @@ export const migrations: readonly ((db: Database, progress?: MigrationProgress) 
     db.pragma("analysis_limit = 1000");
     db.exec("ANALYZE");
     db.pragma("analysis_limit = 0");
+  },
+  // 12: counts kept current per group, member and line code for the guide's everyday questions
+  // (rollups.ts), and claim lines without their claim's id, read by the claim version's vid (what
+  // it cost in size pays for the counts). A snapshot made before has its lines read out again and
+  // its counts made once, with progress on a terminal.
+  (db, progress = silentProgress) => {
+    dropViews(db);
+    if (db.prepare("SELECT 1 FROM pragma_table_info('_claim_lines') WHERE name = 'claim_id'").get()) {
+      deferClaimLines(db);
+      db.exec("DROP TABLE _claim_lines");
+      createClaimLines(db, (done, total) => progress.step(12, "claim lines from the claim versions", done, total));
+    }
+    ensureRollups(db, new Set(), (table) => progress.step(12, `counts (${table})`));
+    createViews(db);
   },
 ];
 

@@ -9,6 +9,7 @@ import type { Database } from "better-sqlite3";
 import { randomBytes } from "node:crypto";
 import { DeleteGuardError, redact } from "../errors.js";
 import { deferIndexes, ensureIndexes } from "./analyst-schema.js";
+import { ensureRollups } from "./rollups.js";
 import { canonicalJson } from "./canonical.js";
 import { emptyCounts } from "./counts.js";
 import { planDeletes, type DeletePlan } from "./delete-plan.js";
@@ -247,6 +248,9 @@ export class RunLifecycle {
       this.d.seen.clear();
       for (const c of run.counts.values()) Object.assign(c, { inserted: 0, updated: 0, deleted: 0 });
     }
+    // Counts a load dropped the triggers of are counted again now, not at a next run's end, so
+    // the views over them agree with what the failed run left (rollups.ts).
+    ensureRollups(db);
     // A failed run's pages are never trusted.
     this.d.pages.dropRun(run.runId);
     this.writeCounts(run);

@@ -3,7 +3,7 @@
  * docs/analyst-guide.md), by name: the tests run them exactly as a reader would copy them.
  */
 import { fileURLToPath } from "node:url";
-import { guideQuestions as questionsAt } from "../../bench/guide-questions.js";
+import { groupedForms, guideQuestions as questionsAt } from "../../bench/guide-questions.js";
 import { createClient } from "../../src/api/client.js";
 import { startSandbox, type Sandbox } from "../../src/sandbox/sandbox.js";
 import { tempStore, type TempStore } from "./temp-store.js";
@@ -13,6 +13,14 @@ const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 /** The guide's questions (README, then docs/analyst-guide.md). */
 export function guideQuestions(): Map<string, string> {
   return questionsAt(ROOT);
+}
+
+/**
+ * The guide's questions as a snapshot without the store's counts (schema 11 and before) answers
+ * them: those that read the counts in their grouped form (bench/guide-questions.ts).
+ */
+export function guideQuestionsGrouped(): Map<string, string> {
+  return new Map([...guideQuestions()].map(([name, sql]) => [name, groupedForms.get(name) ?? sql]));
 }
 
 /**

@@ -117,7 +117,23 @@ export function typedCopy(snapshot: Database): Database {
     });
   }
   table(db, "claim_lines", ["claim_id", "line_no", "memberId", "groupId", "serviceDateFrom", "code", "amount", "amount_cents"].map((name) => ({ name })), lines);
-  table(db, "memberships", ["memberId", "groupId", "coverages", "active_coverages", "first_start_date", "last_end_date"].map((name) => ({ name })), memberships(current("coverages")));
+  const ms = memberships(current("coverages"));
+  table(db, "memberships", ["memberId", "groupId", "coverages", "active_coverages", "first_start_date", "last_end_date"].map((name) => ({ name })), ms);
+  // The counts the store keeps (rollups.ts), counted here from the records alone.
+  const perGroup = new Map<string, [number, number]>();
+  for (const [, groupId, , active] of ms as [string | null, string | null, number, number][]) {
+    if (groupId === null) continue;
+    const [n, a] = perGroup.get(groupId) ?? [0, 0];
+    perGroup.set(groupId, [n + 1, a + (active > 0 ? 1 : 0)]);
+  }
+  table(db, "group_member_counts", ["groupId", "members", "active_members"].map((name) => ({ name })), [...perGroup].map(([g, [n, a]]) => [g, n, a]));
+  const perMember = new Map<string, number>();
+  for (const c of current("claims")) {
+    const m = atPath(c, "memberId");
+    if (m !== null) perMember.set(String(m), (perMember.get(String(m)) ?? 0) + 1);
+  }
+  table(db, "member_claim_counts", ["memberId", "claims"].map((name) => ({ name })), [...perMember]);
+  table(db, "procedure_totals", ["code", "lines", "claims", "amount_cents"].map((name) => ({ name })), procedureTotals(lines as unknown[][]));
   for (const v of ["runs", "run_counts"]) {
     const rows = snapshot.prepare(`SELECT * FROM ${v}`).raw().all() as unknown[][];
     const names = (snapshot.prepare(`SELECT name FROM pragma_table_info('${v}')`).pluck().all() as string[]).map((name) => ({ name }));
@@ -141,4 +157,22 @@ function memberships(coverages: Rec[]): unknown[][] {
     const open = ends.some((e) => e === null);
     return [memberId, groupId, cs.length, cs.filter((c) => c.status === "active").length, starts[0] ?? null, open ? null : (ends as string[]).sort().at(-1)!];
   });
+}
+
+/**
+ * Per line code (null included): the lines, the distinct claims with one, and the sum of the
+ * lines' cents (null when none has cents), from `claim_lines` rows (claim_id first, code at 5,
+ * cents at 7).
+ */
+function procedureTotals(lines: unknown[][]): unknown[][] {
+  const by = new Map<string, { code: unknown; lines: number; claims: Set<unknown>; cents: number | null }>();
+  for (const l of lines) {
+    const k = JSON.stringify(l[5] ?? null);
+    const t = by.get(k) ?? { code: l[5] ?? null, lines: 0, claims: new Set(), cents: null };
+    t.lines++;
+    t.claims.add(l[0]);
+    if (typeof l[7] === "number") t.cents = (t.cents ?? 0) + l[7];
+    by.set(k, t);
+  }
+  return [...by.values()].map((t) => [t.code, t.lines, t.claims.size, t.cents]);
 }

@@ -29,6 +29,7 @@ export const ViolationKinds = [
   "hung",
   "sync-threw",
   "final-sync-failed",
+  "counts",
   // webhooks.ts: what each drain of the webhook worker must show.
   "webhook-lost-accepted",
   "webhook-drain-threw",
@@ -334,6 +335,26 @@ export function checkRunLog(db: Database, runs: readonly RunRecord[]): Violation
     if (next === null) continue;
     const from = resumedFrom.get(next) as number | null;
     if (from !== r.runId) v.push({ kind: "crash-not-resumed", message: `run ${r.runId} crashed; the next run ${next} ${from === null ? "started afresh" : `resumed run ${from}`} instead of resuming it` });
+  }
+  return v;
+}
+
+/**
+ * (k) The counts the store keeps (group_member_counts, member_claim_counts, procedure_totals) equal
+ * the groupings of the views they summarise, row for row: checked after each successful run and at
+ * the end, whatever the runs before did (rollbacks, amends, deletes, resumed loads, webhook runs).
+ */
+export function checkCounts(db: Database, when: string): Violation[] {
+  const pairs: [string, string, string][] = [
+    ["group_member_counts", "SELECT groupId, members, active_members FROM group_member_counts", "SELECT groupId, COUNT(*), SUM(active_coverages > 0) FROM memberships WHERE groupId IS NOT NULL GROUP BY groupId"],
+    ["member_claim_counts", "SELECT memberId, claims FROM member_claim_counts", "SELECT memberId, COUNT(*) FROM claims WHERE memberId IS NOT NULL GROUP BY memberId"],
+    ["procedure_totals", "SELECT code, lines, claims, amount_cents FROM procedure_totals", "SELECT code, COUNT(*), COUNT(DISTINCT claim_id), SUM(amount_cents) FROM claim_lines GROUP BY code"],
+  ];
+  const v: Violation[] = [];
+  for (const [name, kept, grouped] of pairs) {
+    const extra = db.prepare(`SELECT COUNT(*) FROM (${kept} EXCEPT ${grouped})`).pluck().get() as number;
+    const missing = db.prepare(`SELECT COUNT(*) FROM (${grouped} EXCEPT ${kept})`).pluck().get() as number;
+    if (extra + missing > 0) v.push({ kind: "counts", message: `${when}: ${name} has ${extra} row(s) its grouping has not and lacks ${missing}` });
   }
   return v;
 }

@@ -15,6 +15,7 @@ import { sync } from "../../src/pipeline/sync.js";
 import { deliverTo, newDeliveryLog, NO_DELIVERY_FAULT, OutputKinds, type DeliveryFault, type OutputKind } from "./deliveries.js";
 import {
   checkDeliveries,
+  checkCounts,
   checkDoubleChanges,
   checkFalseDeletes,
   checkFinalState,
@@ -193,6 +194,7 @@ export async function runSchedule(s: Schedule, server: SimServer): Promise<Sched
     if (threw !== undefined) violations.push({ kind: "sync-threw", message: `run #${index}: sync() threw instead of reporting: ${error}` });
     if (served.runaway) violations.push({ kind: "runaway", message: `run #${index} (id ${rec.runId}) asked for ${served.requests} pages, far more than the data holds: a cursor cycle` });
     if (hang.signal.aborted) violations.push({ kind: "hung", message: `run #${index} (id ${rec.runId}) did not finish in ${HANG_MS} ms` });
+    if (rec.status === "succeeded" && !stored.crashed) violations.push(...checkCounts(world.db, `after run #${index} (id ${rec.runId})`));
     // Deltas go out after each successful run, to each output in turn, until the process dies.
     if (rec.status === "succeeded" && rec.runId !== null) {
       const faults = drawDeliveryFaults(s, index, spec, opts.final);
@@ -264,6 +266,7 @@ export async function runSchedule(s: Schedule, server: SimServer): Promise<Sched
     if (settled) violations.push(...checkFinalState(db, model, SIM_PII_KEY, runs));
     violations.push(...checkFalseDeletes(db, model, runs));
     violations.push(...checkDoubleChanges(db));
+    violations.push(...checkCounts(db, "at the end"));
     violations.push(...checkGuard(db, runs, POLICY));
     for (const out of outputs) violations.push(...checkDeliveries(db, out));
     violations.push(...checkRunLog(db, runs));

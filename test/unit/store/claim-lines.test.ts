@@ -59,7 +59,7 @@ function fromJson(t: TempStore): unknown[] {
 
 function stored(t: TempStore): unknown[] {
   return t.db
-    .prepare("SELECT claim_id, key + 1 AS line_no, code, amount, valid_from_run, valid_to_run FROM _claim_lines ORDER BY claim_id, valid_from_run, key")
+    .prepare("SELECT c.id AS claim_id, l.key + 1 AS line_no, l.code, l.amount, l.valid_from_run, l.valid_to_run FROM _claim_lines l JOIN _claims_v c ON c.vid = l.vid ORDER BY claim_id, l.valid_from_run, l.key")
     .all();
 }
 

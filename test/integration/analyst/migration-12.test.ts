@@ -1,0 +1,100 @@
+/**
+ * Migration 12 (the counts the store keeps per group, member and line code; claim lines without
+ * their claim's id) on a snapshot made by the code before it: test/fixtures/snapshot-schema11.db.gz
+ * was made by benefits-sync at commit 741a7e3 (schema 11) with
+ * test/fixtures/make-snapshot-schema11.mjs, three runs of a 100-member sandbox with a simulated
+ * day between them. Converted in place: every view keeps its columns and rows, the new views
+ * count what the old ones group, every guide question answers as its grouped form did before,
+ * and the next run keeps the counts exact.
+ */
+import BetterSqlite3 from "better-sqlite3";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { gunzipSync } from "node:zlib";
+import { afterAll, describe, expect, it } from "vitest";
+import { groupedForms } from "../../../bench/guide-questions.js";
+import { openDatabase } from "../../../src/store/database.js";
+import { terminalProgress } from "../../../src/store/migration-progress.js";
+import { guideQuestions, guideQuestionsGrouped } from "../../helpers/guide-questions.js";
+
+const FIXTURE = new URL("../../fixtures/snapshot-schema11.db.gz", import.meta.url);
+const dir = mkdtempSync(join(tmpdir(), "bsync-mig12-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+function oldSnapshot(name: string): string {
+  const path = join(dir, name);
+  writeFileSync(path, gunzipSync(readFileSync(FIXTURE)), { mode: 0o600 });
+  return path;
+}
+
+type Row = Record<string, unknown>;
+
+function views(db: BetterSqlite3.Database): Map<string, { columns: string[]; rows: Row[] }> {
+  const out = new Map<string, { columns: string[]; rows: Row[] }>();
+  for (const v of db.prepare("SELECT name FROM sqlite_schema WHERE type = 'view' ORDER BY name").pluck().all() as string[]) {
+    const columns = db.prepare(`SELECT name FROM pragma_table_info('${v}')`).pluck().all() as string[];
+    const rows = db.prepare(`SELECT * FROM "${v}" ORDER BY ${columns.map((_, i) => i + 1).join(", ")}`).all() as Row[];
+    out.set(v, { columns, rows });
+  }
+  return out;
+}
+
+function answers(db: BetterSqlite3.Database, questions: Map<string, string>): Map<string, Row[]> {
+  const out = new Map<string, Row[]>();
+  const members = db.prepare("SELECT memberId FROM claims GROUP BY memberId ORDER BY COUNT(*) DESC, memberId LIMIT 3").pluck().all();
+  const claims = db.prepare("SELECT id FROM claims_history GROUP BY id ORDER BY COUNT(*) DESC, id LIMIT 3").pluck().all();
+  for (const [name, sql] of questions) {
+    const sets = sql.includes(":run_id") ? [1, 2, 3].map((run_id) => ({ run_id })) : sql.includes(":member_id") ? members.map((member_id) => ({ member_id })) : sql.includes(":claim_id") ? claims.map((claim_id) => ({ claim_id })) : [{}];
+    for (const p of sets) out.set(`${name} ${JSON.stringify(p)}`, db.prepare(sql).all(p) as Row[]);
+  }
+  return out;
+}
+
+describe("migration 12 on a snapshot made before it (schema 11)", () => {
+  it("keeps every view's columns and rows and every guide answer; the counts equal the groupings they replace", () => {
+    const path = oldSnapshot("old.db");
+    const before = new BetterSqlite3(path, { readonly: true });
+    expect(before.pragma("user_version", { simple: true })).toBe(11);
+    expect(before.prepare("SELECT 1 FROM pragma_table_info('_claim_lines') WHERE name = 'claim_id'").get()).toBeDefined();
+    const viewsBefore = views(before);
+    const answersBefore = answers(before, guideQuestionsGrouped());
+    before.close();
+    expect(viewsBefore.get("changes")!.rows.map((r) => r.op)).toEqual(expect.arrayContaining(["insert", "update", "delete"]));
+    expect(viewsBefore.get("claim_lines")!.rows.length).toBeGreaterThan(300);
+
+    const db = openDatabase(path);
+    try {
+      expect(db.pragma("user_version", { simple: true })).toBe(12);
+      expect(db.prepare("SELECT 1 FROM pragma_table_info('_claim_lines') WHERE name = 'claim_id'").get()).toBeUndefined();
+      expect(db.prepare("SELECT COUNT(*) FROM _claim_lines").pluck().get()).toBe(
+        db.prepare("SELECT COALESCE(SUM(json_array_length(data, '$.lines')), 0) FROM _claims_v").pluck().get(),
+      );
+      const after = views(db);
+      expect([...after.keys()]).toEqual([...viewsBefore.keys(), "group_member_counts", "member_claim_counts", "procedure_totals"].sort());
+      for (const [v, b] of viewsBefore) expect({ v, ...after.get(v)! }).toEqual({ v, ...b });
+      // The printed questions on the new views answer as the grouped ones did on the old snapshot.
+      expect(answers(db, guideQuestions())).toEqual(answersBefore);
+      // And as the grouped ones do on the new snapshot (which have rows to compare).
+      for (const [name, sql] of groupedForms) {
+        const printed = db.prepare(guideQuestions().get(name)!).all();
+        expect(printed.length, name).toBeGreaterThan(0);
+        expect({ name, rows: printed }).toEqual({ name, rows: db.prepare(sql).all() });
+      }
+    } finally {
+      db.close();
+    }
+  });
+
+  it("tells its progress on a terminal (the lines, each count, the end) and nothing when piped", () => {
+    const written: string[] = [];
+    openDatabase(oldSnapshot("tty.db"), { progress: terminalProgress({ isTTY: true, write: (s: string) => written.push(s) }) }).close();
+    const text = written.join("");
+    expect(text).toMatch(/upgrading the snapshot \(schema 12\), claim lines from the claim versions: [\d,]+ of [\d,]+ \(100%\)/);
+    for (const t of ["_group_member_counts", "_member_claim_counts", "_procedure_totals"]) expect(text).toContain(`counts (${t})`);
+    expect(text).toMatch(/upgraded the snapshot in \d+ s\n$/);
+    const piped: string[] = [];
+    openDatabase(oldSnapshot("pipe.db"), { progress: terminalProgress({ isTTY: false, write: (s: string) => piped.push(s) }) }).close();
+    expect(piped).toEqual([]);
+  });
+});
