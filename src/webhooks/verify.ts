@@ -72,7 +72,8 @@ export class SignatureVerifier {
   private readonly keys: readonly Buffer[];
 
   constructor(secrets: readonly (string | Buffer)[]) {
-    this.keys = secrets.map((s) => (typeof s === "string" ? Buffer.from(s, "utf8") : Buffer.from(s)));
+    // A string secret is its UTF-8 bytes (Buffer.from's default); a Buffer is copied.
+    this.keys = secrets.map((s) => Buffer.from(s));
   }
 
   check(body: Buffer, header: string | readonly string[] | undefined): SignatureCheck {
