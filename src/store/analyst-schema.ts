@@ -15,6 +15,7 @@
  */
 import type { Database } from "better-sqlite3";
 import { claimLinesView, createClaimLines, deferClaimLines } from "./claim-lines.js";
+import { withBuildSettings } from "./bulk-build.js";
 import { cents } from "./money-sql.js";
 import { deferRollups, ensureRollups, rollupViews } from "./rollups.js";
 import { StoredResources, ViewColumns, columnName, type StoredResource } from "./resources.js";
@@ -215,24 +216,13 @@ export function ensureIndexes(
 
 function buildIndexes(db: Database, missing: (readonly [StoredResource, IndexSpec])[], onIndex: (name: string, done: number, total: number) => void): void {
   if (missing.length === 0) return;
-  // SQLite sorts an index's keys in memory up to the page cache's size before it merges runs
-  // from disk, and the sort's memory comes on top of the cache's. Measured on copies of first
-  // loads of 100,000 and 400,000 members: with a 4 MB cache the builds took 17 to 32 % less time
-  // than with the store's 32 MB, and peaked 50 to 75 MB lower.
-  const cache = db.pragma("cache_size", { simple: true }) as number;
-  db.pragma(`cache_size = ${BuildCacheSize}`);
-  try {
+  withBuildSettings(db, () =>
     missing.forEach(([r, ix], i) => {
       onIndex(ix.name, i, missing.length);
       create(db, r, ix);
-    });
-  } finally {
-    db.pragma(`cache_size = ${cache}`);
-  }
+    }),
+  );
 }
-
-/** The page cache (and so the sort's memory) while indexes are built: 4 MB. */
-const BuildCacheSize = -4096;
 
 /** Every view of the contract, dropped (a migration rebuilds the tables under them). */
 export function dropViews(db: Database): void {
