@@ -42,6 +42,8 @@ function makeCopy(snapshotPath: string, copyPath: string): BetterSqlite3.Databas
              CREATE VIEW group_member_counts AS SELECT groupId, COUNT(*) AS members, SUM(active_coverages > 0) AS active_members
                FROM memberships WHERE groupId IS NOT NULL GROUP BY groupId;
              CREATE VIEW member_claim_counts AS SELECT memberId, COUNT(*) AS claims FROM claims WHERE memberId IS NOT NULL GROUP BY memberId;
+             CREATE VIEW members_in_several_groups AS SELECT memberId, COUNT(*) AS groups FROM memberships
+               WHERE memberId IS NOT NULL GROUP BY memberId HAVING COUNT(*) > 1;
              CREATE VIEW procedure_totals AS SELECT code, COUNT(*) AS lines, COUNT(DISTINCT claim_id) AS claims, SUM(amount_cents) AS amount_cents
                FROM claim_lines GROUP BY code;`);
   copy.exec("COMMIT");

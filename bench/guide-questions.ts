@@ -44,6 +44,12 @@ FROM claims c JOIN members m ON m.id = c.memberId
 GROUP BY m.id, m.firstName, m.lastName ORDER BY claims DESC, m.id LIMIT 5`,
   ],
   [
+    "members-in-several-groups",
+    `SELECT ms.memberId, m.firstName, m.lastName, COUNT(*) AS groups
+FROM memberships ms JOIN members m ON m.id = ms.memberId
+GROUP BY ms.memberId, m.firstName, m.lastName HAVING COUNT(*) > 1 ORDER BY ms.memberId`,
+  ],
+  [
     "claim-lines-by-procedure",
     `SELECT code, COUNT(*) AS lines, COUNT(DISTINCT claim_id) AS claims, SUM(amount_cents) AS amount_cents,
        printf('%d.%02d', SUM(amount_cents) / 100, SUM(amount_cents) % 100) AS amount

@@ -17,6 +17,9 @@
  * - `_member_claim_counts`: per member id, the current claims that name it.
  * - `_procedure_totals`: per line code, the current lines, the claims that have one, and the lines'
  *   amounts in cents (the money rule of money-sql.ts, as the `claim_lines` view applies it).
+ * - `_several_groups`: the members with current coverages in more than one group (a null group
+ *   counts as one, as in `memberships`), and how many. A change of a member's coverage counts
+ *   that member's groups again (an index lookup of a few rows), so only those members are kept.
  *
  * A load that writes a resource without its indexes (analyst-schema.ts, deferIndexes) drops the
  * triggers it feeds; `ensureRollups` counts the table again from scratch when they are missing.
@@ -76,6 +79,16 @@ function groupStatements(kind: Kind): string {
   return `${groupDelta("NEW", kind)} ${groupDelta("OLD", kind, " AND (OLD.memberId IS NOT NEW.memberId OR OLD.groupId IS NOT NEW.groupId)")}`;
 }
 
+/** The groups of member `m` (NEW.memberId or OLD.memberId), counted again: kept when more than one. */
+function severalGroups(m: string): string {
+  const groups = "COUNT(DISTINCT groupId) + MAX(groupId IS NULL)";
+  return (
+    `DELETE FROM _several_groups WHERE memberId = ${m}; ` +
+    `INSERT INTO _several_groups (memberId, groups) SELECT ${m}, ${groups} FROM _coverages_v ` +
+    `WHERE memberId = ${m} AND valid_to_run IS NULL HAVING ${groups} > 1;`
+  );
+}
+
 /** Claims per member: +1 for the new state when current, -1 for the old. */
 function memberClaims(v: "NEW" | "OLD", sign: 1 | -1): string {
   return (
@@ -118,6 +131,23 @@ const Rollups: readonly Rollup[] = [
         (SELECT memberId, groupId, COUNT(CASE WHEN status = 'active' THEN 1 END) AS a FROM _coverages_v
          WHERE valid_to_run IS NULL AND groupId IS NOT NULL GROUP BY memberId, groupId)
       GROUP BY groupId`,
+  },
+  {
+    source: "coverages",
+    table: "_several_groups",
+    create: `CREATE TABLE IF NOT EXISTS _several_groups (memberId TEXT PRIMARY KEY NOT NULL, groups INTEGER NOT NULL) WITHOUT ROWID`,
+    triggers: ["_coverages_v_several_insert", "_coverages_v_several_update", "_coverages_v_several_delete"],
+    createTriggers: `
+      CREATE TRIGGER IF NOT EXISTS _coverages_v_several_insert AFTER INSERT ON _coverages_v WHEN NEW.memberId IS NOT NULL BEGIN ${severalGroups("NEW.memberId")} END;
+      CREATE TRIGGER IF NOT EXISTS _coverages_v_several_update AFTER UPDATE OF valid_to_run, memberId, groupId ON _coverages_v BEGIN
+        ${severalGroups("NEW.memberId")}
+        ${severalGroups("OLD.memberId")}
+      END;
+      CREATE TRIGGER IF NOT EXISTS _coverages_v_several_delete AFTER DELETE ON _coverages_v WHEN OLD.memberId IS NOT NULL BEGIN ${severalGroups("OLD.memberId")} END;`,
+    // In the order of the coverages' member index, which carries the group: no sort.
+    rebuild: `INSERT INTO _several_groups (memberId, groups)
+      SELECT memberId, COUNT(DISTINCT groupId) + MAX(groupId IS NULL) FROM _coverages_v
+      WHERE memberId IS NOT NULL AND valid_to_run IS NULL GROUP BY memberId HAVING COUNT(DISTINCT groupId) + MAX(groupId IS NULL) > 1`,
   },
   {
     source: "claims",
@@ -199,5 +229,6 @@ function rebuild(db: Database, r: Rollup, onRollup: (table: string) => void): vo
 export const rollupViews = `
   CREATE VIEW group_member_counts AS SELECT groupId, members, active_members FROM _group_member_counts;
   CREATE VIEW member_claim_counts AS SELECT memberId, claims FROM _member_claim_counts;
+  CREATE VIEW members_in_several_groups AS SELECT memberId, groups FROM _several_groups;
   CREATE VIEW procedure_totals AS
     SELECT code, lines, claims, CASE WHEN amounts > 0 THEN amount_cents END AS amount_cents FROM _procedure_totals;`;

@@ -133,6 +133,9 @@ export function typedCopy(snapshot: Database): Database {
     if (m !== null) perMember.set(String(m), (perMember.get(String(m)) ?? 0) + 1);
   }
   table(db, "member_claim_counts", ["memberId", "claims"].map((name) => ({ name })), [...perMember]);
+  const groupsOf = new Map<string, number>();
+  for (const [memberId] of ms as [string | null][]) if (memberId !== null) groupsOf.set(memberId, (groupsOf.get(memberId) ?? 0) + 1);
+  table(db, "members_in_several_groups", ["memberId", "groups"].map((name) => ({ name })), [...groupsOf].filter(([, n]) => n > 1));
   table(db, "procedure_totals", ["code", "lines", "claims", "amount_cents"].map((name) => ({ name })), procedureTotals(lines as unknown[][]));
   for (const v of ["runs", "run_counts"]) {
     const rows = snapshot.prepare(`SELECT * FROM ${v}`).raw().all() as unknown[][];

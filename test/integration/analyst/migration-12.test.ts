@@ -71,7 +71,7 @@ describe("migration 12 on a snapshot made before it (schema 11)", () => {
         db.prepare("SELECT COALESCE(SUM(json_array_length(data, '$.lines')), 0) FROM _claims_v").pluck().get(),
       );
       const after = views(db);
-      expect([...after.keys()]).toEqual([...viewsBefore.keys(), "group_member_counts", "member_claim_counts", "procedure_totals"].sort());
+      expect([...after.keys()]).toEqual([...viewsBefore.keys(), "group_member_counts", "member_claim_counts", "members_in_several_groups", "procedure_totals"].sort());
       for (const [v, b] of viewsBefore) expect({ v, ...after.get(v)! }).toEqual({ v, ...b });
       // The printed questions on the new views answer as the grouped ones did on the old snapshot.
       expect(answers(db, guideQuestions())).toEqual(answersBefore);
@@ -91,7 +91,7 @@ describe("migration 12 on a snapshot made before it (schema 11)", () => {
     openDatabase(oldSnapshot("tty.db"), { progress: terminalProgress({ isTTY: true, write: (s: string) => written.push(s) }) }).close();
     const text = written.join("");
     expect(text).toMatch(/upgrading the snapshot \(schema 12\), claim lines from the claim versions: [\d,]+ of [\d,]+ \(100%\)/);
-    for (const t of ["_group_member_counts", "_member_claim_counts", "_procedure_totals"]) expect(text).toContain(`counts (${t})`);
+    for (const t of ["_group_member_counts", "_several_groups", "_member_claim_counts", "_procedure_totals"]) expect(text).toContain(`counts (${t})`);
     expect(text).toMatch(/upgraded the snapshot in \d+ s\n$/);
     const piped: string[] = [];
     openDatabase(oldSnapshot("pipe.db"), { progress: terminalProgress({ isTTY: false, write: (s: string) => piped.push(s) }) }).close();

@@ -38,7 +38,10 @@ const sorted = (rows: unknown[][]) => rows.map((r) => JSON.stringify(r)).sort();
 function expected(db: BetterSqlite3.Database) {
   const coverages = db.prepare("SELECT memberId, groupId, status FROM _coverages_v WHERE valid_to_run IS NULL").all() as Row[];
   const pairs = new Map<string, { g: unknown; active: boolean }>();
+  // Each member's groups, a null group counting as one (the rows of `memberships`).
+  const groupsOf = new Map<unknown, Set<unknown>>();
   for (const c of coverages) {
+    if (c.memberId !== null) groupsOf.set(c.memberId, (groupsOf.get(c.memberId) ?? new Set()).add(c.groupId));
     if (c.groupId === null) continue;
     const k = JSON.stringify([c.memberId, c.groupId]);
     const p = pairs.get(k) ?? { g: c.groupId, active: false };
@@ -67,6 +70,7 @@ function expected(db: BetterSqlite3.Database) {
   }
   return {
     groups: sorted([...groups].map(([g, [n, a]]) => [g, n, a])),
+    several: sorted([...groupsOf].filter(([, gs]) => gs.size > 1).map(([m, gs]) => [m, gs.size])),
     members: sorted([...members]),
     codes: sorted([...codes.values()].map((t) => [t.code, t.lines, t.claims.size, t.cents])),
   };
@@ -75,6 +79,7 @@ function expected(db: BetterSqlite3.Database) {
 function kept(db: BetterSqlite3.Database) {
   return {
     groups: sorted(db.prepare("SELECT groupId, members, active_members FROM group_member_counts").raw().all() as unknown[][]),
+    several: sorted(db.prepare("SELECT memberId, groups FROM members_in_several_groups").raw().all() as unknown[][]),
     members: sorted(db.prepare("SELECT memberId, claims FROM member_claim_counts").raw().all() as unknown[][]),
     codes: sorted(db.prepare("SELECT code, lines, claims, amount_cents FROM procedure_totals").raw().all() as unknown[][]),
   };
@@ -103,6 +108,7 @@ describe("the store's counts follow every write to the version tables", () => {
         };
         const ops: string[] = [];
         const kinds = new Set<string>();
+        let severalSeen = 0;
         for (let step = 0; step < 400; step++) {
           const res = r() < 0.5 ? "coverages" : "claims";
           const make = res === "coverages" ? coverage : claim;
@@ -149,7 +155,9 @@ describe("the store's counts follow every write to the version tables", () => {
           }
           ops.push(`${res} ${op}`);
           kinds.add(op);
-          expect({ step, ops: ops.slice(-3), ...kept(db) }).toEqual({ step, ops: ops.slice(-3), ...expected(db) });
+          const now = kept(db);
+          expect({ step, ops: ops.slice(-3), ...now }).toEqual({ step, ops: ops.slice(-3), ...expected(db) });
+          severalSeen = Math.max(severalSeen, now.several.length);
         }
         // Counted again from scratch (as after a load), the same counts.
         deferRollups(db, ["claims", "coverages"]);
@@ -158,6 +166,8 @@ describe("the store's counts follow every write to the version tables", () => {
         // Something to count at the end, and every kind of write was made.
         const end = expected(db);
         expect(end.groups.length + end.members.length + end.codes.length).toBeGreaterThan(0);
+        // Members in several groups came and went along the way (5 members, 4 groups).
+        expect(severalSeen).toBeGreaterThan(1);
         expect([...kinds].sort()).toEqual(["amend", "close", "close many", "delete", "delete many", "insert", "reopen", "reopen many"]);
       } finally {
         db.close();
@@ -172,7 +182,7 @@ describe("the store's counts follow every write to the version tables", () => {
       const ins = db.prepare(insertVersionSql("claims"));
       const cov = db.prepare(insertVersionSql("coverages"));
       deferRollups(db, ["claims", "coverages"]);
-      const names = ["groups", "members", "procedures"].flatMap((k) => ["insert", "update", "delete"].map((w) => `_${k === "groups" ? "coverages" : "claims"}_v_${k}_${w}`));
+      const names = ["groups", "several", "members", "procedures"].flatMap((k) => ["insert", "update", "delete"].map((w) => `_${k === "groups" || k === "several" ? "coverages" : "claims"}_v_${k}_${w}`));
       expect(db.prepare(`SELECT COUNT(*) FROM sqlite_schema WHERE type = 'trigger' AND name IN (${names.map(() => "?").join(", ")})`).pluck().get(...names)).toBe(0);
       for (let i = 0; i < 20; i++) {
         ins.run(`c${i}`, 1, "insert", null, null, null, "h", JSON.stringify({ id: `c${i}`, memberId: `m${i % 3}`, lines: [{ code: `P${i % 2}`, amount: "1.10" }] }));
