@@ -98,12 +98,20 @@ function memberClaims(v: "NEW" | "OLD", sign: 1 | -1): string {
   );
 }
 
+/**
+ * Ends a subquery whose column `c` (a line's cents) the outer query reads twice (`COUNT(c)`,
+ * `SUM(c)`): SQLite flattens such a subquery into its outer query and so evaluates the money rule
+ * once per reference, unless the subquery has a LIMIT. Measured on the code totals at 100,000
+ * members: 0.54 to 0.63 s with it against 0.77 to 0.82 s without.
+ */
+const ONCE = "LIMIT -1";
+
 /** What a claim version counts for per code (its lines as claim-lines.ts reads them), signed. */
 function procedureTotals(v: "NEW" | "OLD", sign: 1 | -1): string {
   return (
     `INSERT INTO _procedure_totals (code_key, code, lines, claims, amounts, amount_cents) ` +
     `SELECT quote(code), code, ${sign} * COUNT(*), ${sign}, ${sign} * COUNT(c), ${sign} * COALESCE(SUM(c), 0) FROM ` +
-    `(SELECT j.value ->> '$.code' AS code, ${cents("(j.value ->> '$.amount')")} AS c FROM json_each(${v}.data, '$.lines') j WHERE j.key IS NOT NULL AND ${current(v)}) ` +
+    `(SELECT j.value ->> '$.code' AS code, ${cents("(j.value ->> '$.amount')")} AS c FROM json_each(${v}.data, '$.lines') j WHERE j.key IS NOT NULL AND ${current(v)} ${ONCE}) ` +
     `WHERE true GROUP BY code ` +
     `ON CONFLICT (code_key) DO UPDATE SET lines = lines + excluded.lines, claims = claims + excluded.claims, ` +
     `amounts = amounts + excluded.amounts, amount_cents = amount_cents + excluded.amount_cents; ` +
@@ -188,7 +196,7 @@ const Rollups: readonly Rollup[] = [
     // and 9 to 10 s for grouping by claim and code first.
     rebuild: `INSERT INTO _procedure_totals (code_key, code, lines, claims, amounts, amount_cents)
       SELECT quote(code), code, COUNT(*), COUNT(DISTINCT vid), COUNT(c), COALESCE(SUM(c), 0) FROM
-        (SELECT l.vid, l.code, ${cents("l.amount")} AS c FROM _claim_lines l WHERE l.valid_to_run IS NULL)
+        (SELECT l.vid, l.code, ${cents("l.amount")} AS c FROM _claim_lines l WHERE l.valid_to_run IS NULL ${ONCE})
       GROUP BY code`,
   },
 ];
