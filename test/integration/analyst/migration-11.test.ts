@@ -1,54 +1,25 @@
 /**
  * Migration 11 (the analyst's snapshot at a million members) on a snapshot made by the code
  * before it: test/fixtures/snapshot-schema10.db.gz was made by benefits-sync at commit ab3fa89
- * (schema 10) with test/fixtures/make-snapshot-schema10.mjs, three runs of a 100-member sandbox
+ * (schema 10) with test/fixtures/make-old-snapshot.mjs, three runs of a 100-member sandbox
  * with a simulated day between them. Converted in place, every view keeps its columns and every
  * row, as of every run, and the conversion tells its progress on a terminal only.
  */
 import BetterSqlite3 from "better-sqlite3";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { gunzipSync } from "node:zlib";
 import { afterAll, describe, expect, it } from "vitest";
 import { openDatabase } from "../../../src/store/database.js";
 import { terminalProgress } from "../../../src/store/migration-progress.js";
 import { guideQuestions, guideQuestionsGrouped } from "../../helpers/guide-questions.js";
+import { answers, unpackSnapshot, views } from "../../helpers/old-snapshot.js";
 
 const FIXTURE = new URL("../../fixtures/snapshot-schema10.db.gz", import.meta.url);
 const dir = mkdtempSync(join(tmpdir(), "bsync-mig11-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-function oldSnapshot(name: string): string {
-  const path = join(dir, name);
-  writeFileSync(path, gunzipSync(readFileSync(FIXTURE)), { mode: 0o600 });
-  return path;
-}
-
-type Row = Record<string, unknown>;
-
-/** Every contract view: its columns, and all its rows in one order. */
-function views(db: BetterSqlite3.Database): Map<string, { columns: string[]; rows: Row[] }> {
-  const out = new Map<string, { columns: string[]; rows: Row[] }>();
-  for (const v of db.prepare("SELECT name FROM sqlite_schema WHERE type = 'view' ORDER BY name").pluck().all() as string[]) {
-    const columns = db.prepare(`SELECT name FROM pragma_table_info('${v}')`).pluck().all() as string[];
-    const rows = db.prepare(`SELECT * FROM "${v}" ORDER BY ${columns.map((_, i) => i + 1).join(", ")}`).all() as Row[];
-    out.set(v, { columns, rows });
-  }
-  return out;
-}
-
-/** Each guide question's answer, for every run and a few members and claims. */
-function answers(db: BetterSqlite3.Database, questions = guideQuestions()): Map<string, Row[]> {
-  const out = new Map<string, Row[]>();
-  const members = db.prepare("SELECT memberId FROM claims GROUP BY memberId ORDER BY COUNT(*) DESC, memberId LIMIT 3").pluck().all();
-  const claims = db.prepare("SELECT id FROM claims_history GROUP BY id ORDER BY COUNT(*) DESC, id LIMIT 3").pluck().all();
-  for (const [name, sql] of questions) {
-    const sets = sql.includes(":run_id") ? [1, 2, 3].map((run_id) => ({ run_id })) : sql.includes(":member_id") ? members.map((member_id) => ({ member_id })) : sql.includes(":claim_id") ? claims.map((claim_id) => ({ claim_id })) : [{}];
-    for (const p of sets) out.set(`${name} ${JSON.stringify(p)}`, db.prepare(sql).all(p) as Row[]);
-  }
-  return out;
-}
+const oldSnapshot = (name: string) => unpackSnapshot(FIXTURE, dir, name);
 
 describe("migration 11 on a snapshot made before it (schema 10)", () => {
   it("keeps every view's columns and rows and every guide answer, run by run; claim lines come from every claim version", () => {
@@ -74,7 +45,7 @@ describe("migration 11 on a snapshot made before it (schema 10)", () => {
       const after = views(db);
       expect([...after.keys()]).toEqual([...viewsBefore.keys(), "group_member_counts", "member_claim_counts", "members_in_several_groups", "procedure_totals"].sort());
       for (const [v, b] of viewsBefore) expect({ v, ...after.get(v)! }).toEqual({ v, ...b });
-      expect(answers(db)).toEqual(answersBefore);
+      expect(answers(db, guideQuestions())).toEqual(answersBefore);
     } finally {
       db.close();
     }
