@@ -8,6 +8,7 @@ import BetterSqlite3 from "better-sqlite3";
 import { rmSync } from "node:fs";
 import { IndexedColumns } from "../src/store/analyst-schema.js";
 import { StoredResources } from "../src/store/resources.js";
+import { countGroupings } from "./guide-questions.js";
 
 export interface GuideTiming {
   readonly name: string;
@@ -37,15 +38,9 @@ function makeCopy(snapshotPath: string, copyPath: string): BetterSqlite3.Databas
              CREATE INDEX field_changes_run ON field_changes (run_id);
              CREATE VIEW memberships AS SELECT memberId, groupId, COUNT(*) AS coverages, SUM(status = 'active') AS active_coverages,
                MIN(startDate) AS first_start_date, CASE WHEN COUNT(endDate) < COUNT(*) THEN NULL ELSE MAX(endDate) END AS last_end_date
-             FROM coverages GROUP BY memberId, groupId;
-             -- The counts the store keeps (rollups.ts), as typed tables alone give them: grouped.
-             CREATE VIEW group_member_counts AS SELECT groupId, COUNT(*) AS members, SUM(active_coverages > 0) AS active_members
-               FROM memberships WHERE groupId IS NOT NULL GROUP BY groupId;
-             CREATE VIEW member_claim_counts AS SELECT memberId, COUNT(*) AS claims FROM claims WHERE memberId IS NOT NULL GROUP BY memberId;
-             CREATE VIEW members_in_several_groups AS SELECT memberId, COUNT(*) AS groups FROM memberships
-               WHERE memberId IS NOT NULL GROUP BY memberId HAVING COUNT(*) > 1;
-             CREATE VIEW procedure_totals AS SELECT code, COUNT(*) AS lines, COUNT(DISTINCT claim_id) AS claims, SUM(amount_cents) AS amount_cents
-               FROM claim_lines GROUP BY code;`);
+             FROM coverages GROUP BY memberId, groupId;`);
+  // The counts the store keeps (rollups.ts), as typed tables alone give them: grouped.
+  for (const [name, grouping] of countGroupings) copy.exec(`CREATE VIEW ${name} AS ${grouping}`);
   copy.exec("COMMIT");
   copy.exec("DETACH s; ANALYZE");
   return copy;

@@ -25,6 +25,18 @@ export function guideQuestions(root: string): Map<string, string> {
 }
 
 /**
+ * What each count the store keeps (src/store/rollups.ts) stands for: a grouping of the record
+ * views, with the count view's columns in order. The typed copies define their counts by it (the
+ * bench), and the simulation checks the store's counts against it on the snapshot itself.
+ */
+export const countGroupings: ReadonlyMap<string, string> = new Map([
+  ["group_member_counts", "SELECT groupId, COUNT(*) AS members, SUM(active_coverages > 0) AS active_members FROM memberships WHERE groupId IS NOT NULL GROUP BY groupId"],
+  ["member_claim_counts", "SELECT memberId, COUNT(*) AS claims FROM claims WHERE memberId IS NOT NULL GROUP BY memberId"],
+  ["members_in_several_groups", "SELECT memberId, COUNT(*) AS groups FROM memberships WHERE memberId IS NOT NULL GROUP BY memberId HAVING COUNT(*) > 1"],
+  ["procedure_totals", "SELECT code, COUNT(*) AS lines, COUNT(DISTINCT claim_id) AS claims, SUM(amount_cents) AS amount_cents FROM claim_lines GROUP BY code"],
+]);
+
+/**
  * The guide's questions that read the counts the store keeps (src/store/rollups.ts), as an analyst
  * with only the record views would ask them: grouping `memberships`, `claims` and `claim_lines`.
  * Each must give the rows its printed form gives (the tests), and the bench times the printed

@@ -4,6 +4,7 @@
  */
 import type { Database } from "better-sqlite3";
 import { existsSync, readFileSync } from "node:fs";
+import { countGroupings } from "../../bench/guide-questions.js";
 import { WEBHOOK_JOB } from "../../src/store/run-log.js";
 import { norm, snapshotState } from "../helpers/expected.js";
 import type { DeliveryLog } from "./deliveries.js";
@@ -341,19 +342,14 @@ export function checkRunLog(db: Database, runs: readonly RunRecord[]): Violation
 
 /**
  * (k) The counts the store keeps (group_member_counts, member_claim_counts, procedure_totals,
- * members_in_several_groups) equal
- * the groupings of the views they summarise, row for row: checked after each successful run and at
- * the end, whatever the runs before did (rollbacks, amends, deletes, resumed loads, webhook runs).
+ * members_in_several_groups) equal the groupings of the views they summarise (countGroupings),
+ * row for row: checked after each successful run and at the end, whatever the runs before did
+ * (rollbacks, amends, deletes, resumed loads, webhook runs).
  */
 export function checkCounts(db: Database, when: string): Violation[] {
-  const pairs: [string, string, string][] = [
-    ["group_member_counts", "SELECT groupId, members, active_members FROM group_member_counts", "SELECT groupId, COUNT(*), SUM(active_coverages > 0) FROM memberships WHERE groupId IS NOT NULL GROUP BY groupId"],
-    ["members_in_several_groups", "SELECT memberId, groups FROM members_in_several_groups", "SELECT memberId, COUNT(*) FROM memberships WHERE memberId IS NOT NULL GROUP BY memberId HAVING COUNT(*) > 1"],
-    ["member_claim_counts", "SELECT memberId, claims FROM member_claim_counts", "SELECT memberId, COUNT(*) FROM claims WHERE memberId IS NOT NULL GROUP BY memberId"],
-    ["procedure_totals", "SELECT code, lines, claims, amount_cents FROM procedure_totals", "SELECT code, COUNT(*), COUNT(DISTINCT claim_id), SUM(amount_cents) FROM claim_lines GROUP BY code"],
-  ];
   const v: Violation[] = [];
-  for (const [name, kept, grouped] of pairs) {
+  for (const [name, grouped] of countGroupings) {
+    const kept = `SELECT * FROM ${name}`;
     const extra = db.prepare(`SELECT COUNT(*) FROM (${kept} EXCEPT ${grouped})`).pluck().get() as number;
     const missing = db.prepare(`SELECT COUNT(*) FROM (${grouped} EXCEPT ${kept})`).pluck().get() as number;
     if (extra + missing > 0) v.push({ kind: "counts", message: `${when}: ${name} has ${extra} row(s) its grouping has not and lacks ${missing}` });
