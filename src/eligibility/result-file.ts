@@ -4,15 +4,23 @@
  * the census before it is renamed into place: the file is ours, so it follows the PHI rule.
  */
 import { createHash } from "node:crypto";
-import { mkdirSync, renameSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, renameSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import type { ApplyReport } from "./apply-census.js";
 import type { CensusRow } from "./read-census.js";
 
-/** Where an apply's result goes by default: beside the snapshot, one file per apply. */
+/**
+ * Where an apply's result goes by default: beside the snapshot, one file per apply, named by its
+ * UTC start to the millisecond (`20261127T045512.345Z-<groupPolicyId>.json`). A name an earlier
+ * apply already holds gets `-2`, `-3`, ...: the rename that writes the file would replace it, and
+ * two applies a second apart (named to the second, as before) lost the first one's result.
+ */
 export function defaultResultPath(dbPath: string, groupPolicyId: string, at: Date): string {
-  const stamp = at.toISOString().replace(/[-:]/g, "").replace(/\.\d+Z$/, "Z");
-  return join(`${dbPath}.census`, "results", `${stamp}-${groupPolicyId.replace(/[^A-Za-z0-9_.-]/g, "_")}.json`);
+  const stamp = at.toISOString().replace(/[-:]/g, "");
+  const base = join(`${dbPath}.census`, "results", `${stamp}-${groupPolicyId.replace(/[^A-Za-z0-9_.-]/g, "_")}`);
+  let path = `${base}.json`;
+  for (let n = 2; existsSync(path); n++) path = `${base}-${n}.json`;
+  return path;
 }
 
 export interface ResultMeta {
