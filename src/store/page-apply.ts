@@ -112,7 +112,7 @@ export class PageApplier {
    * ones, unchanged. Only the walk's bookkeeping happens: seen ids, counts, checkpoint.
    */
   applyKnown(run: ActiveRun, scope: Scope, startAfter: string | undefined, fp: number, next: string | undefined, end: boolean): void {
-    const idsJson = this.d.pages.recognise(scope.key, startAfter, fp, run.runId);
+    const idsJson = this.d.pages.recognise(scope.key, startAfter, fp);
     let ids = JSON.parse(idsJson) as string[];
     const all = ids.length;
     if (scope.resource === "members") ids = [...this.d.seen.firstSightings("members", idsJson)];
