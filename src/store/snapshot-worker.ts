@@ -31,7 +31,24 @@ try {
   port.postMessage({ id: 0, ok: false, error: describe(e) });
 }
 
-port.on("message", (m: WorkerRequest) => {
+/** Requests sent together (see KnownPageBatch): applied in order, answered together. */
+export interface WorkerBatch {
+  readonly batch: readonly WorkerRequest[];
+}
+
+export interface WorkerReply {
+  readonly id: number;
+  readonly ok: boolean;
+  readonly result?: unknown;
+  readonly error?: { name: string; code: string; message: string };
+}
+
+port.on("message", (m: WorkerRequest | WorkerBatch) => {
+  if ("batch" in m) port.postMessage({ batch: m.batch.map(handle) });
+  else port.postMessage(handle(m));
+});
+
+function handle(m: WorkerRequest): WorkerReply {
   try {
     if (!store) throw new Error("the snapshot could not be opened");
     const s = store;
@@ -70,11 +87,11 @@ port.on("message", (m: WorkerRequest) => {
         store = undefined;
         break;
     }
-    port.postMessage({ id: m.id, ok: true, result });
+    return { id: m.id, ok: true, result };
   } catch (e) {
-    port.postMessage({ id: m.id, ok: false, error: describe(e) });
+    return { id: m.id, ok: false, error: describe(e) };
   }
-});
+}
 
 function describe(e: unknown): { name: string; code: string; message: string } {
   const full = asDiskFull(e, init.dbPath);
