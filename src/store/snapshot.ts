@@ -56,7 +56,12 @@ export class SnapshotStore {
     this.seen = seen;
     this.pages = new PageCache(db);
     this.checkpoints = new Checkpoints(db);
-    this.groups = new PageGroups(db, { commitEveryPages: opts.commitEveryPages ?? 32, commitEveryMs: opts.commitEveryMs ?? 500 }, (run) =>
+    const limits = {
+      commitEveryPages: opts.commitEveryPages ?? 32,
+      commitEveryKnownPages: opts.commitEveryKnownPages ?? opts.commitEveryPages ?? 256,
+      commitEveryMs: opts.commitEveryMs ?? 500,
+    };
+    this.groups = new PageGroups(db, limits, (run) =>
       this.lifecycle.beforeCommit(run),
     );
     const now = () => this.clock().toISOString();
@@ -149,7 +154,7 @@ export class SnapshotStore {
 
   /** Apply a page the walk recognised by its bytes: only the walk's bookkeeping happens. */
   applyKnownPage(scope: Scope, startAfter: string | undefined, fp: number, next: string | undefined, end: boolean): void {
-    this.guarded((run) => this.applier.applyKnown(run, scope, startAfter, fp, next, end));
+    this.guarded((run) => this.applier.applyKnown(run, scope, startAfter, fp, next, end), undefined, true);
   }
 
   /** Claims the walk would prove gone by their stored date alone: the sync looks them up by member first. */
@@ -216,7 +221,7 @@ export class SnapshotStore {
   }
 
   /** Apply a page inside the open group; `claims`, a claims page's records (see `unkeptClaims`). */
-  private guarded(apply: (run: ActiveRun) => void, claims?: readonly { readonly id: string }[]): void {
+  private guarded(apply: (run: ActiveRun) => void, claims?: readonly { readonly id: string }[], known = false): void {
     const run = this.active();
     if (run.failed) {
       if (!run.dryRun) for (const c of claims ?? []) run.unkeptClaims.add(c.id);
@@ -226,7 +231,7 @@ export class SnapshotStore {
     try {
       this.groups.ensure(run);
       apply(run);
-      this.groups.pageDone(run);
+      this.groups.pageDone(run, known);
     } catch (e) {
       const full = asDiskFull(e, this.db.name);
       const err = full instanceof Error ? full : new Error(String(full));

@@ -13,11 +13,14 @@ import { copyCounters, type ActiveRun } from "./run-state.js";
 
 export interface GroupLimits {
   readonly commitEveryPages: number;
+  /** Pages recognised by their bytes (see SnapshotOptions); `commitEveryPages` when not given. */
+  readonly commitEveryKnownPages?: number;
   readonly commitEveryMs: number;
 }
 
 export class PageGroups {
   private pages = 0;
+  private knownPages = 0;
   private started = 0;
   /** The run's counters as they were when the open group began: what a rollback puts back. */
   private saved: ReturnType<typeof copyCounters> | undefined;
@@ -38,15 +41,18 @@ export class PageGroups {
     // once, with no wait, and the run fails for nothing.
     this.db.exec("BEGIN IMMEDIATE");
     this.pages = 0;
+    this.knownPages = 0;
     this.started = Date.now();
     this.saved = copyCounters(run);
   }
 
-  /** A page is applied: commit the group when it is large or old enough. */
-  pageDone(run: ActiveRun): void {
-    this.pages++;
+  /** A page is applied (`known`: recognised by its bytes): commit the group when it is large or old enough. */
+  pageDone(run: ActiveRun, known = false): void {
+    if (known) this.knownPages++;
+    else this.pages++;
     if (run.dryRun) return;
-    if (this.pages >= this.limits.commitEveryPages || Date.now() - this.started >= this.limits.commitEveryMs) this.commit(run);
+    const large = this.pages >= this.limits.commitEveryPages || this.knownPages >= (this.limits.commitEveryKnownPages ?? this.limits.commitEveryPages);
+    if (large || Date.now() - this.started >= this.limits.commitEveryMs) this.commit(run);
   }
 
   /** Commit the group in progress (with the run's counts and lease). A dry run never commits. */
