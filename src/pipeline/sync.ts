@@ -44,6 +44,14 @@ const MAX_PAGES_IN_FLIGHT = 48;
  */
 const STORE_BUSY_PAGES = 8;
 
+/**
+ * How many waves of scopes ahead the walk asks for known pages (see Walk.askKnownPages): a store
+ * that lags by a few hundred ms (a first re-sync after a load reads its indexes from disk) still
+ * answers before the scope begins. At a million members a scope has about 170 pages: holding 16
+ * scopes' is a few hundred KB.
+ */
+const KNOWN_PAGES_AHEAD = 4;
+
 /** Rounds of delete confirmations (each may find deletes the previous one caused). */
 const MAX_CONFIRM_ROUNDS = 4;
 
@@ -167,7 +175,7 @@ class Walk {
         limit(async () => {
           if (this.signal.aborted) throw this.signal.reason;
           const at = walkIndex.get(s.key);
-          if (at !== undefined) for (const next of toWalk.slice(at + 1, at + 1 + concurrency)) this.askKnownPages(next);
+          if (at !== undefined) for (const next of toWalk.slice(at + 1, at + 1 + KNOWN_PAGES_AHEAD * concurrency)) this.askKnownPages(next);
           stored.push((await this.walkScope(s, states.get(s.key))).stored);
         }),
       ),
