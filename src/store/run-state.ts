@@ -13,8 +13,9 @@ export interface SnapshotOptions {
   readonly commitEveryPages?: number;
   /**
    * ...or this many pages recognised by their bytes (default 256, or `commitEveryPages` when that
-   * is given). Such a page writes only the walk's bookkeeping and costs nothing to walk again, and
-   * on a no-change re-sync at 100k members a commit every 32 of them wrote 100 MB to the WAL.
+   * is given). Such a page writes only the walk's bookkeeping and costs nothing to walk again; the
+   * store's work on a no-change re-sync at 100k members, replayed, took 459 to 494 ms committing
+   * every 32 of them and 396 to 437 ms every 256.
    */
   readonly commitEveryKnownPages?: number;
   readonly commitEveryMs?: number;
