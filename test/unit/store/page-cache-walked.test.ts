@@ -58,3 +58,38 @@ describe("pages a walk recognised", () => {
     expect(() => pages.recognise("designs", "a", 8)).toThrow(/not the one this snapshot knows/);
   });
 });
+
+/**
+ * A member page's version ids are checked at the first prune after the run that read it, and only
+ * then (later changes are runs after it, which pruneTouched reads): the check that used to read
+ * every member page on every run.
+ */
+describe("member pages' version ids", () => {
+  let t: TempStore | undefined;
+  afterEach(() => t?.cleanup());
+
+  it("a member updated later in the walk that read its page is caught at the next prune; the others stay", () => {
+    t = tempStore();
+    const db = t.db;
+    const pages = new PageCache(db);
+    const version = db.prepare("INSERT INTO _members_v (vid, id, valid_from_run, op, hash, data) VALUES (?, ?, ?, 'insert', 'h', '{}')");
+    pages.prune(2);
+    version.run(10, "m1", 2);
+    version.run(11, "m2", 2);
+    pages.remember("members?groupId=g1", undefined, 7, undefined, ["m1"], [10], 2);
+    pages.remember("members?groupId=g2", undefined, 7, undefined, ["m2"], [11], 2);
+    // m1 is in a second group, walked later in run 2, whose page has a newer m1.
+    db.prepare("UPDATE _members_v SET valid_to_run = 2, ended_by = 'update' WHERE vid = 10").run();
+    version.run(12, "m1", 2);
+    pages.prune(3);
+    const scopes = () => db.prepare("SELECT scope FROM _pages ORDER BY scope").pluck().all();
+    expect(scopes()).toEqual(["members?groupId=g2"]);
+    // Run 3 reads g1 again; m2 changes through another page of run 3: caught at prune 4 (the
+    // ids of a run's pages are checked once, after that run), and g1 stays.
+    pages.remember("members?groupId=g1", undefined, 8, undefined, ["m1"], [12], 3);
+    db.prepare("UPDATE _members_v SET valid_to_run = 3, ended_by = 'update' WHERE vid = 11").run();
+    version.run(13, "m2", 3);
+    pages.prune(4);
+    expect(scopes()).toEqual(["members?groupId=g1"]);
+  });
+});
