@@ -10,6 +10,7 @@ import { Encoder } from "../store/prepare-page.js";
 import type { PageSource } from "../extract/page-source.js";
 import { fanOutScopes, groupNumbers, type ClaimsWindow } from "../extract/scopes.js";
 import { claimLookups, deleteConfirmations, type Keep, type Lookup } from "./delete-lookups.js";
+import { KnownPages } from "./known-pages.js";
 import { encodePage, pageInputs, type KnownPageMap } from "./page-inputs.js";
 
 export type { NotStartedReport, RunReport, StartedRunReport, SyncProgress } from "./run-report.js";
@@ -43,14 +44,6 @@ const MAX_PAGES_IN_FLIGHT = 48;
  * the walk's thread, that thread was the bottleneck and the store idle a third of the time.
  */
 const STORE_BUSY_PAGES = 8;
-
-/**
- * How many waves of scopes ahead the walk asks for known pages (see Walk.askKnownPages): a store
- * that lags (on a first re-sync after a load, asking one wave ahead, the walk still waited 0.84 s
- * in all for the answers) still answers before the scope begins. At a million members a scope has about 170 pages: holding 16
- * scopes' is a few hundred KB.
- */
-const KNOWN_PAGES_AHEAD = 4;
 
 /** Rounds of delete confirmations (each may find deletes the previous one caused). */
 const MAX_CONFIRM_ROUNDS = 4;
@@ -129,8 +122,7 @@ class Walk {
 
   private readonly signal: AbortSignal;
 
-  /** Known pages asked for ahead of their scope's walk (see askKnownPages), by scope key. */
-  private readonly knownAhead = new Map<string, Promise<KnownPageMap>>();
+  private readonly known: KnownPages;
 
   constructor(
     private readonly opts: SyncOptions,
@@ -140,6 +132,7 @@ class Walk {
   ) {
     this.signal = abort.signal;
     this.encoder = port.encoding ? new Encoder(port.encoding) : undefined;
+    this.known = new KnownPages(port, this.encoder !== undefined);
     this.empty = new Set(run.empty);
   }
 
@@ -168,14 +161,12 @@ class Walk {
     // A scope gives its slot back once its last page is fetched; the store finishes its pages
     // meanwhile (in order, before anything that follows), so the next walk is not held up by it.
     const stored: Promise<void>[] = [];
-    const toWalk = scopes.filter((s) => !states.get(s.key)!.complete);
-    const walkIndex = new Map(toWalk.map((s, i) => [s.key, i]));
+    this.known.plan(scopes.filter((s) => !states.get(s.key)!.complete), concurrency);
     const results = await Promise.allSettled(
       scopes.map((s) =>
         limit(async () => {
           if (this.signal.aborted) throw this.signal.reason;
-          const at = walkIndex.get(s.key);
-          if (at !== undefined) for (const next of toWalk.slice(at + 1, at + 1 + KNOWN_PAGES_AHEAD * concurrency)) this.askKnownPages(next);
+          this.known.began(s);
           stored.push((await this.walkScope(s, states.get(s.key))).stored);
         }),
       ),
@@ -237,35 +228,6 @@ class Walk {
   }
 
   /**
-   * The pages of a scope the snapshot holds whole, asked for as the scope's first request goes out
-   * and awaited when its bytes are in (waiting before it cost each scope a round trip to the busy
-   * store). The walk holds only the scopes in progress (a million members: 67k pages). A lookup
-   * stores only what it selects, and the group list is always read: neither recognises pages.
-   */
-  private knownPages(scope: Scope, keep: Keep | undefined): Promise<KnownPageMap> {
-    if (!this.encoder || keep || scope.resource === "groups") return Promise.resolve(new Map());
-    const asked = this.knownAhead.get(scope.key);
-    this.knownAhead.delete(scope.key);
-    return asked ?? this.askKnownPages(scope, false);
-  }
-
-  /**
-   * Ask the store for a scope's known pages. The fan-out asks for the next few scopes' as each
-   * walk begins (`ahead`), so that the answer is in when their first page is: asked as the walk
-   * began, it came after every page the store had queued, and with a store busy committing the
-   * first page of each of 400 scopes waited on it (2 to 6 ms each at 100k members).
-   */
-  private askKnownPages(scope: Scope, ahead = true): Promise<KnownPageMap> {
-    if (ahead && (this.knownAhead.has(scope.key) || !this.encoder)) return this.knownAhead.get(scope.key) ?? Promise.resolve(new Map());
-    const asked = this.port.knownPages(scope.key).then((pages) => new Map(pages.map(([cursor, fp, next]) => [cursor, { fp, next: next ?? undefined }])) as KnownPageMap);
-    if (ahead) {
-      asked.catch(() => undefined); // a failure is the store's, reported by the walk that awaits it
-      this.knownAhead.set(scope.key, asked);
-    }
-    return asked;
-  }
-
-  /**
    * Walk one scope from its checkpoint and wait until the store has every page; returns whether it
    * started from the beginning.
    */
@@ -304,7 +266,8 @@ class Walk {
       if (failed) throw failed.reason;
     };
     try {
-      const known = this.knownPages(scope, keep);
+      // Asked for as the scope's first request goes out, awaited when its bytes are in.
+      const known = this.known.of(scope, keep);
       known.catch(() => undefined); // awaited by the first page's lookup; a failure is the store's
       for await (const page of this.pagesOf(scope, state.cursor, known, keep)) {
         // A page read is handed on even when the run is stopping: applied if the store is well,

@@ -20,7 +20,7 @@ const StoreYoungGenerationMb = 8;
  * or before any other call (calls are applied in order). Other pages go at once: on a first
  * sync the store waits for them.
  */
-export const KnownPageBatch = { pages: 64, ms: 8 };
+const KnownPageBatch = { pages: 64, ms: 8 };
 
 /** A failure inside the snapshot thread, with the code it had there. */
 export class SnapshotThreadError extends Error {
