@@ -21,7 +21,7 @@ import { redactingLogger } from "./logger.js";
 import { paginate, type Page } from "./paginate.js";
 import { rawList, rawListItems, topLevelString } from "./raw-items.js";
 import { parseJson, unwrapList, validate } from "./shape.js";
-import { createTransport, decodeUtf8, type Query, type TransportStats } from "./transport.js";
+import { createTransport, decodeUtf8, joined, type Query, type TransportStats } from "./transport.js";
 import {
   answerSeen,
   readEnrolled,
@@ -73,7 +73,8 @@ export interface ListOptions {
  * page is yielded as `known` (with the cursor after it) without being decoded or split into items.
  */
 export interface KnownPages {
-  fingerprint(bytes: Uint8Array): number;
+  /** A fingerprint of the body's bytes, given as the chunks they arrived in. */
+  fingerprint(chunks: readonly Uint8Array[]): number;
   /** May answer later (the caller may still be asking its store while the first page is fetched). */
   lookup(startAfter: string | undefined, fp: number): { next: string | undefined } | undefined | Promise<{ next: string | undefined } | undefined>;
 }
@@ -210,11 +211,11 @@ export function createClient(options: ClientOptions): ServiceClient {
     const idField = o.idFields[resource] ?? "id";
     return paginate<string>(
       async (startAfter) => {
-        const bytes = await transport.sendForBytes({ method: "GET", path, query: { ...query, startAfter }, signal: opts.signal });
-        const fp = opts.known?.fingerprint(bytes);
+        const chunks = await transport.sendForChunks({ method: "GET", path, query: { ...query, startAfter }, signal: opts.signal });
+        const fp = opts.known?.fingerprint(chunks);
         const known = fp === undefined ? undefined : await opts.known!.lookup(startAfter, fp);
         if (known) return { items: [], known, fp };
-        const text = decodeUtf8(bytes);
+        const text = decodeUtf8(joined(chunks));
         const list = rawList(text);
         if (list) return { ...list, ...(fp !== undefined ? { fp } : {}) };
         // An envelope the scan does not know: parse it, and let unwrapList say what is wrong.

@@ -1,5 +1,5 @@
 import pLimit from "p-limit";
-import { request, type Dispatcher } from "undici";
+import { errors, request, type Dispatcher } from "undici";
 import { ApiError, BenefitsSyncError, ResponseShapeError, TransportError } from "../errors.js";
 import type { Logger } from "./logger.js";
 import { createRateLimiter } from "./rate-limiter.js";
@@ -61,12 +61,15 @@ export interface Transport {
   send(req: SendRequest): Promise<unknown>;
   /** The same, also giving the body's text (the sync fingerprints list items by their text) and the status. */
   sendWithText(req: SendRequest): Promise<{ value: unknown; text: string; status: number }>;
-  /** The same, giving a 2xx body's bytes undecoded and unparsed (a known page is never decoded). */
-  sendForBytes(req: SendRequest): Promise<Buffer>;
+  /**
+   * The same, giving a 2xx body's bytes undecoded and unparsed, as the chunks they arrived in: a
+   * page the caller recognises by them is never copied into one buffer, nor decoded.
+   */
+  sendForChunks(req: SendRequest): Promise<readonly Buffer[]>;
   readonly stats: TransportStats;
 }
 
-type Outcome = { ok: true; bytes: Buffer; status: number } | { ok: false; error: BenefitsSyncError; status: number; retryAfterMs?: number | undefined };
+type Outcome = { ok: true; chunks: readonly Buffer[]; status: number } | { ok: false; error: BenefitsSyncError; status: number; retryAfterMs?: number | undefined };
 
 /**
  * The HTTP layer of the client: one `undici.request` per attempt through the given dispatcher, the
@@ -105,7 +108,7 @@ export function createTransport(opts: TransportOptions): Transport {
       bodyTimeout: opts.deadlines.bodyMs,
     });
     // undici keeps the socket busy until the body is consumed: always read it, errors included.
-    const bytes = await readBody(res.body, opts.deadlines.bodyMs);
+    const chunks = await readBody(res.body, opts.deadlines.bodyMs);
     const status = res.statusCode;
     opts.logger.debug("http", {
       method: req.method,
@@ -114,22 +117,22 @@ export function createTransport(opts: TransportOptions): Transport {
       ms: Math.round(performance.now() - started),
       attempt: attemptNo,
     });
-    if (status >= 200 && status < 300) return { ok: true, bytes, status };
+    if (status >= 200 && status < 300) return { ok: true, chunks, status };
     const retryAfterMs = parseRetryAfter(res.headers["retry-after"]);
-    return { ok: false, status, retryAfterMs, error: errorFromResponse({ status, method: req.method, path: pathWithQuery, text: decodeUtf8(bytes), retryAfterMs }) };
+    return { ok: false, status, retryAfterMs, error: errorFromResponse({ status, method: req.method, path: pathWithQuery, text: decodeUtf8(joined(chunks)), retryAfterMs }) };
   }
 
   async function sendWithText(req: SendRequest): Promise<{ value: unknown; text: string; status: number }> {
-    const { bytes, status } = await sendOk(req);
-    const text = decodeUtf8(bytes);
+    const { chunks, status } = await sendOk(req);
+    const text = decodeUtf8(joined(chunks));
     const value = req.noParse || text.trim() === "" ? undefined : parseJson(text, `${req.method} ${req.path}`, status);
     return { value, text, status };
   }
 
-  const sendForBytes = async (req: SendRequest): Promise<Buffer> => (await sendOk(req)).bytes;
+  const sendForChunks = async (req: SendRequest): Promise<readonly Buffer[]> => (await sendOk(req)).chunks;
 
   /** One request with retries: the 2xx answer's bytes and status, or the last error thrown. */
-  async function sendOk(req: SendRequest): Promise<{ bytes: Buffer; status: number }> {
+  async function sendOk(req: SendRequest): Promise<{ chunks: readonly Buffer[]; status: number }> {
     const pathWithQuery = req.path + queryString(req.query);
     const idempotent = req.method === "GET";
     for (let attemptNo = 0; ; attemptNo++) {
@@ -168,7 +171,7 @@ export function createTransport(opts: TransportOptions): Transport {
   }
 
   const send = async (req: SendRequest): Promise<unknown> => (await sendWithText(req)).value;
-  return { send, sendWithText, sendForBytes, stats };
+  return { send, sendWithText, sendForChunks, stats };
 }
 
 /** Build `?a=1&b=2` from the defined values, or "" when there are none. */
@@ -186,16 +189,34 @@ export function decodeUtf8(bytes: Buffer): string {
   return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
 }
 
-/** Read a whole body, failing with code BODY_DEADLINE if it takes longer than `ms` in total. */
-async function readBody(body: Dispatcher.ResponseData["body"], ms: number): Promise<Buffer> {
-  // undici's bodyTimeout only bounds the pause between chunks; a server trickling one byte a
-  // second would never trip it, so the whole read gets a deadline too.
-  const timer = setTimeout(() => {
-    body.destroy(Object.assign(new Error(`body not complete after ${ms} ms`), { code: "BODY_DEADLINE" }));
-  }, ms);
-  try {
-    return Buffer.from(await body.arrayBuffer());
-  } finally {
-    clearTimeout(timer);
-  }
+/** A body's chunks as one buffer (the chunk itself when there is one). */
+export function joined(chunks: readonly Buffer[]): Buffer {
+  return chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
+}
+
+/**
+ * Read a whole body as the chunks it arrived in, failing with code BODY_DEADLINE if it takes
+ * longer than `ms` in total. The chunks are not joined: a no-change walk recognises most pages by
+ * their hash alone, and joining every body into a new buffer doubled what the walk's thread
+ * allocated outside its heap, which V8 answers with full collections.
+ */
+function readBody(body: Dispatcher.ResponseData["body"], ms: number): Promise<Buffer[]> {
+  return new Promise<Buffer[]>((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    // undici's bodyTimeout only bounds the pause between chunks; a server trickling one byte a
+    // second would never trip it, so the whole read gets a deadline too.
+    const timer = setTimeout(() => {
+      body.destroy(Object.assign(new Error(`body not complete after ${ms} ms`), { code: "BODY_DEADLINE" }));
+    }, ms);
+    const done = (err?: Error) => {
+      clearTimeout(timer);
+      if (err) reject(err);
+      else resolve(chunks);
+    };
+    body.on("data", (chunk: Buffer) => chunks.push(chunk));
+    body.once("end", () => done());
+    body.once("error", (err: Error) => done(err));
+    // Closed with neither an end nor an error: the read was cut short (settled already otherwise).
+    body.once("close", () => done(new errors.RequestAbortedError()));
+  });
 }

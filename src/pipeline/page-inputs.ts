@@ -58,7 +58,7 @@ export function pageInputs(
       ...(fingerprints && scope.resource !== "groups"
         ? {
             known: {
-              fingerprint: (bytes: Uint8Array) => fingerprints.pageFingerprint(bytes),
+              fingerprint: (chunks: readonly Uint8Array[]) => fingerprints.pageFingerprint(chunks),
               lookup: async (after: string | undefined, fp: number) => {
                 const k = (await known).get(after ?? "");
                 return k && k.fp === fp ? { next: k.next } : undefined;

@@ -79,11 +79,13 @@ export class Encoder {
   }
 
   /**
-   * A keyed hash of a whole page as the server sent it, over its bytes: a page the snapshot already
-   * holds is recognised without being decoded. 48 bits.
+   * A keyed hash of a whole page as the server sent it, over its bytes (the chunks they arrived in,
+   * in order): a page the snapshot already holds is recognised without being joined or decoded. 48 bits.
    */
-  pageFingerprint(bytes: Uint8Array): number {
-    return createHash("sha256").update(this.pageSecret).update(bytes).digest().readUIntBE(0, 6);
+  pageFingerprint(chunks: readonly Uint8Array[]): number {
+    const h = createHash("sha256").update(this.pageSecret);
+    for (const c of chunks) h.update(c);
+    return h.digest().readUIntBE(0, 6);
   }
 
   /** A keyed hash of a record's text: the PII key makes it useless for guessing an SSN. 48 bits. */

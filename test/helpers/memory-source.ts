@@ -102,7 +102,7 @@ export function rawMemorySource(data: () => MemoryData, opts: RawMemorySourceOpt
         async (after) => {
           const { items, hasMore } = pageOf(resource, filters, after);
           const bytes = Buffer.from(JSON.stringify({ data: items, hasMore }));
-          const fp = o.known?.fingerprint(bytes);
+          const fp = o.known?.fingerprint([bytes]);
           const known = fp === undefined ? undefined : await o.known!.lookup(after, fp);
           if (known) return { items: [], known, fp };
           return { items: items.map((i) => JSON.stringify(i)), hasMore, ...(fp !== undefined ? { fp } : {}) };
