@@ -71,7 +71,6 @@ export class PageApplier {
     } else if (scope.resource !== "members" && !run.fresh.has(scope.resource) && records.length > 0) {
       seen.markPage(scope.resource, ids, run.rewalked.has(scope.key) || scope.filters.confirm !== undefined);
     }
-    const skipped = page.records.length - records.length;
     counts(run, scope.resource).seen += firstSightings;
     const { reread, problems, vids } = this.upsertMany(run, scope, records);
     for (const p of problems) this.quarantine(run, scope, p, observedAt);
@@ -94,10 +93,11 @@ export class PageApplier {
     }
     const scopeQuarantined = (run.quarantinedByScope.get(scope.key) ?? 0) + quarantined;
     run.quarantinedByScope.set(scope.key, scopeQuarantined);
-    // A page whose every record was applied from it can be recognised by its bytes next time.
-    if (pageFp && quarantined === 0 && skipped === 0 && page.records.length > 0 && vids.length === page.records.length) {
-      this.d.pages.remember(scope.key, pageFp.startAfter, pageFp.fp, next, page.records.map((r) => r.id), vids, run.runId);
-    }
+    // A page whose every record is the version the snapshot holds can be recognised by its bytes
+    // next time: each applied from it, or (a member seen first on another group's page) with the
+    // text of the version applied from there, checked as the run ends (PageCache.settle).
+    const second = pageFp && quarantined === 0 && page.records.length > 0 && vids.length === records.length ? secondSightings(page.records, records) : undefined;
+    if (pageFp && second) this.d.pages.remember(scope.key, pageFp.startAfter, pageFp.fp, next, page.records.map((r) => r.id), vids, run.runId, second);
     this.d.checkpoints.advance(run.runId, scope, {
       next,
       records: page.records.length + quarantined,
@@ -314,4 +314,21 @@ export class PageApplier {
 
 function counts(run: ActiveRun, r: StoredResource): ResourceCounts {
   return run.counts.get(r)!;
+}
+
+/**
+ * A page's second sightings (members listed on another group's page earlier in the walk, not
+ * applied from this one) as `[id, fingerprint]`; undefined when one has no fingerprint (its text
+ * was never compared with anything: the page is not remembered).
+ */
+function secondSightings(listed: readonly PreparedRecord[], applied: readonly PreparedRecord[]): [string, number][] | undefined {
+  if (listed.length === applied.length) return [];
+  const kept = new Set(applied);
+  const second: [string, number][] = [];
+  for (const r of listed) {
+    if (kept.has(r)) continue;
+    if (r.fp === null) return undefined;
+    second.push([r.id, r.fp]);
+  }
+  return second;
 }
