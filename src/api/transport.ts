@@ -208,7 +208,9 @@ function readBody(body: Dispatcher.ResponseData["body"], ms: number): Promise<Bu
     const timer = setTimeout(() => {
       body.destroy(Object.assign(new Error(`body not complete after ${ms} ms`), { code: "BODY_DEADLINE" }));
     }, ms);
+    let settled = false;
     const done = (err?: Error) => {
+      settled = true;
       clearTimeout(timer);
       if (err) reject(err);
       else resolve(chunks);
@@ -216,7 +218,8 @@ function readBody(body: Dispatcher.ResponseData["body"], ms: number): Promise<Bu
     body.on("data", (chunk: Buffer) => chunks.push(chunk));
     body.once("end", () => done());
     body.once("error", (err: Error) => done(err));
-    // Closed with neither an end nor an error: the read was cut short (settled already otherwise).
-    body.once("close", () => done(new errors.RequestAbortedError()));
+    // Closed with neither an end nor an error: the read was cut short. (Every body closes after
+    // its end: no error is made for those.)
+    body.once("close", () => settled || done(new errors.RequestAbortedError()));
   });
 }

@@ -79,7 +79,10 @@ export class PageCache {
     for (const row of rows) {
       const second = JSON.parse(row.second) as [string, number][];
       const now = new Map((current.all(JSON.stringify(second.map(([id]) => id))) as { id: string; vid: number; fp: number | null }[]).map((c) => [c.id, c]));
-      const vids = second.map(([id, fp]) => (now.get(id)?.fp === fp ? now.get(id)!.vid : undefined));
+      const vids = second.map(([id, fp]) => {
+        const cur = now.get(id);
+        return cur?.fp === fp ? cur.vid : undefined;
+      });
       if (vids.every((v) => v !== undefined)) keep.run(JSON.stringify([...(JSON.parse(row.vids) as number[]), ...vids]), row.scope, row.cursor);
       else forget.run(row.scope, row.cursor);
     }

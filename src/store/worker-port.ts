@@ -16,9 +16,9 @@ const StoreYoungGenerationMb = 8;
  * A page the walk recognised by its bytes is a few hundred bytes of bookkeeping for the store,
  * and each message between threads cost both of them a wake-up (6,451 such pages on a no-change
  * re-sync at 100k members; a round trip a millisecond apart cost the two threads about 110 µs of
- * CPU, against 23 µs each in batches of 6). Recognised pages are sent together: when `pages` are waiting, or `ms` after the first of them,
- * or before any other call (calls are applied in order). Other pages go at once: on a first
- * sync the store waits for them.
+ * CPU, against 23 µs each in batches of 6). Recognised pages are sent together: when `pages` are
+ * waiting, or `ms` after the first of them, or before any other call (calls are applied in
+ * order). Other pages go at once: on a first sync the store waits for them.
  */
 const KnownPageBatch = { pages: 64, ms: 8 };
 
