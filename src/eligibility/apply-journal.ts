@@ -4,8 +4,9 @@
  * journal that says which writes may have reached the service. No SSN, no demographic value: lines,
  * SSN tokens and ids. A lock file (with the holder's pid) keeps two applies off one group.
  */
-import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, rmSync, writeSync } from "node:fs";
+import { closeSync, existsSync, fsyncSync, mkdirSync, readFileSync, rmSync, writeSync } from "node:fs";
 import { dirname } from "node:path";
+import { openBesideSqlite } from "../store/sqlite-file.js";
 
 export const WriteKinds = ["add-subscriber", "add-dependent", "terminate", "patch-member"] as const;
 export type WriteKind = (typeof WriteKinds)[number];
@@ -55,7 +56,8 @@ export class ApplyJournal {
         }
       }
     }
-    return new ApplyJournal(path, openSync(path, "a", 0o600), entries);
+    // Beside the snapshot, which this process has open: never a path SQLite uses (store/sqlite-file.ts).
+    return new ApplyJournal(path, openBesideSqlite(path, "a", 0o600), entries);
   }
 
   /** Append one entry and flush it to disk before returning. */
@@ -91,7 +93,7 @@ export class ApplyJournal {
 function takeLock(lock: string): void {
   for (let attempt = 0; attempt < 2; attempt++) {
     try {
-      const fd = openSync(lock, "wx", 0o600);
+      const fd = openBesideSqlite(lock, "wx", 0o600);
       writeSync(fd, String(process.pid));
       closeSync(fd);
       return;

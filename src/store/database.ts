@@ -1,17 +1,20 @@
 import BetterSqlite3 from "better-sqlite3";
 import type { Database } from "better-sqlite3";
-import { chmodSync, closeSync, openSync } from "node:fs";
+import { chmodSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { SnapshotPathError } from "../errors.js";
 import { asDiskFull } from "./disk-full.js";
 import { terminalProgress, type MigrationProgress } from "./migration-progress.js";
 import { migrate } from "./migrations.js";
 import { checkSnapshotSchema, directoryError, recogniseSnapshotFile, statOrUndefined } from "./snapshot-file.js";
+import { createSqliteFile } from "./sqlite-file.js";
 
 /**
  * Open (or create) the snapshot file: refused, untouched, when it is not ours (see
  * snapshot-file.ts); mode 0600 before SQLite writes a byte (SQLite gives the
- * -wal and -shm files the database's mode), WAL, a busy timeout, and the latest schema.
+ * -wal and -shm files the database's mode), WAL, a busy timeout, and the latest schema. No raw
+ * descriptor of the file is ever opened (sqlite-file.ts: it would drop the locks of the
+ * connections this process, its worker threads included, holds on it).
  *
  * Commits during a walk use `synchronous=NORMAL`: in WAL mode a crash of the process loses
  * nothing committed and a power loss may lose the last commits but never consistency. The commit
@@ -28,7 +31,7 @@ export function openDatabase(path: string, opts: { readonly?: boolean; progress?
   try {
     // Before any write, pragma or chmod: a file that is not ours is left exactly as it was.
     const kind = path === ":memory:" ? "absent" : recogniseSnapshotFile(path);
-    if (path !== ":memory:" && !opts.readonly && (kind === "absent" || kind === "empty")) closeSync(openSync(path, "a", 0o600));
+    if (path !== ":memory:" && !opts.readonly && kind === "absent") createSqliteFile(path);
     db = new BetterSqlite3(path, { readonly: opts.readonly ?? false, fileMustExist: opts.readonly ?? false });
     if (kind === "unmarked") checkSnapshotSchema(db, path);
     if (path !== ":memory:" && !opts.readonly) chmodSync(path, 0o600);

@@ -9,18 +9,16 @@
  */
 import BetterSqlite3 from "better-sqlite3";
 import type { Database } from "better-sqlite3";
-import { closeSync, openSync, readSync, statSync, type Stats } from "node:fs";
+import { statSync, type Stats } from "node:fs";
 import { join } from "node:path";
 import { NotASnapshotError, SnapshotPathError } from "../errors.js";
+import { sqliteApplicationId } from "./sqlite-file.js";
 
 /** `PRAGMA application_id` of every snapshot: "BSYN". */
 export const SNAPSHOT_APPLICATION_ID = 0x4253594e;
 
 /** Made by the first migration in one transaction with user_version 1: every snapshot has them. */
 const FIRST_TABLES = ["_runs", "_walk", "_seen"] as const;
-const SQLITE_MAGIC = Buffer.from("SQLite format 3\0", "latin1");
-const HEADER_BYTES = 100;
-const APPLICATION_ID_OFFSET = 68;
 
 /**
  * What the bytes say. `absent` and `empty`: ours to create. `ours`: marked. `unmarked`: a SQLite
@@ -30,7 +28,9 @@ const APPLICATION_ID_OFFSET = 68;
 export type SnapshotFileKind = "absent" | "empty" | "ours" | "unmarked";
 
 /**
- * Look at the file's bytes. Throws {@link NotASnapshotError} for a file that is not SQLite or is
+ * Look at the file: its type and size by path, its header through SQLite on a read-only
+ * connection (never from its bytes: a descriptor of ours would drop the locks of every connection
+ * of this process, see sqlite-file.ts). Throws {@link NotASnapshotError} for a file that is not SQLite or is
  * marked by another application, and {@link SnapshotPathError} for a directory.
  *
  * @example
@@ -43,11 +43,10 @@ export function recogniseSnapshotFile(path: string): SnapshotFileKind {
   if (!st.isFile()) throw new NotASnapshotError(path, "not a regular file (a device, a pipe or a socket)");
   // A database in WAL mode can hold everything in its log until the first checkpoint.
   if (st.size === 0) return (statOrUndefined(`${path}-wal`)?.size ?? 0) > 0 ? "unmarked" : "empty";
-  const header = readHeader(path);
-  if (header.length < HEADER_BYTES || !header.subarray(0, SQLITE_MAGIC.length).equals(SQLITE_MAGIC)) {
+  const applicationId = sqliteApplicationId(path);
+  if (applicationId === undefined) {
     throw new NotASnapshotError(path, `not a SQLite database (${st.size} bytes that do not begin with SQLite's header)`);
   }
-  const applicationId = header.readUInt32BE(APPLICATION_ID_OFFSET);
   if (applicationId === SNAPSHOT_APPLICATION_ID) return "ours";
   if (applicationId !== 0) throw foreignApplication(path, applicationId);
   return "unmarked";
@@ -107,16 +106,6 @@ function describeTables(tables: readonly string[], userVersion: number): string 
   if (tables.length === 0) return `no tables${version}`;
   const shown = tables.slice(0, NAMES_SHOWN).join(", ") + (tables.length > NAMES_SHOWN ? ", ..." : "");
   return `${tables.length} ${tables.length === 1 ? "table" : "tables"}: ${shown}${version}`;
-}
-
-function readHeader(path: string): Buffer {
-  const fd = openSync(path, "r");
-  try {
-    const buf = Buffer.alloc(HEADER_BYTES);
-    return buf.subarray(0, readSync(fd, buf, 0, HEADER_BYTES, 0));
-  } finally {
-    closeSync(fd);
-  }
 }
 
 /** The file's stat, or undefined when there is none. */

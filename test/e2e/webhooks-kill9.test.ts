@@ -24,6 +24,7 @@ import { diffStates, expectedState, recordedChanges, snapshotState, type State }
 import { sandboxData } from "../helpers/sandbox-truth.js";
 import { TEST_PII_KEY } from "../helpers/temp-store.js";
 import { waitUntil } from "../helpers/wait.js";
+import { serveWebhooks, stopAll } from "../helpers/webhooks-serve.js";
 import { Rng } from "../sim/rng.js";
 
 const ROUNDS = Number(process.env.WEBHOOK_KILL9_ROUNDS ?? 10);
@@ -43,24 +44,12 @@ beforeAll(async () => {
 /** Every receiver started: one a failed round left running is stopped, not left behind. */
 const started: CliRun[] = [];
 afterAll(async () => {
-  for (const r of started) if (r.child.exitCode === null && r.child.signalCode === null) r.child.kill("SIGKILL");
-  await Promise.all(started.map((r) => r.done));
+  await stopAll(started);
   await sb?.close();
   rmSync(dir, { recursive: true, force: true });
 });
 
-async function serve(): Promise<{ run: CliRun; url: string }> {
-  const run = startCli(["webhooks", "serve", "--port", "0"], env, dir);
-  started.push(run);
-  let out = "";
-  run.child.stdout!.on("data", (d: Buffer) => (out += d.toString()));
-  const url = await waitUntil("the listening line", () => {
-    if (run.child.exitCode !== null) throw new Error(`webhooks serve exited ${run.child.exitCode} before listening`);
-    const line = out.split("\n").find((l) => l.includes('"webhooks.listening"'));
-    return line ? (JSON.parse(line) as { url: string }).url : undefined;
-  });
-  return { run, url };
-}
+const serve = () => serveWebhooks(env, dir, started);
 
 /** The load generator: calls `onOk` with each id the moment its 2xx arrives; resolves with its summary. */
 function load(url: string, prefix: string, members: string, onOk: (id: string) => void): Promise<{ ok: number; failed: number }> {
