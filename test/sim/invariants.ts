@@ -40,6 +40,9 @@ export const ViolationKinds = [
   "webhook-records",
   "webhook-false-delete",
   "webhook-second-effect",
+  // outside.ts: another program reading the snapshot and the inbox while this process holds them.
+  "outside-read",
+  "outside-integrity",
 ] as const;
 export type ViolationKind = (typeof ViolationKinds)[number];
 

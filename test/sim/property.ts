@@ -24,7 +24,7 @@ export interface SeedResult {
 /** The same schedules with every fault taken out (no HTTP or store fault, crash, mid-walk change, server bug, sink down). */
 export const quietArb = scheduleArb.map((s) => ({ ...s, quietDeliveries: true, days: s.days.map((d) => ({ ...d, cursorBug: false, runs: d.runs.map(() => QUIET) })) }));
 
-export const FaultFamilies = ["http", "midwalk", "lock", "io", "crash", "cursor", "sink", "webhooks"] as const;
+export const FaultFamilies = ["http", "midwalk", "lock", "io", "crash", "cursor", "sink", "webhooks", "outside"] as const;
 export type FaultFamily = (typeof FaultFamilies)[number];
 
 /** The same schedules without some families of fault: does a failure need them? */
@@ -41,6 +41,7 @@ export function withoutArb(families: readonly FaultFamily[]) {
     ...s,
     ...(no.has("sink") ? { quietDeliveries: true } : {}),
     ...(no.has("webhooks") ? { webhooks: false } : {}),
+    ...(no.has("outside") ? { outside: false } : {}),
     days: s.days.map((d) => ({ ...d, cursorBug: no.has("cursor") ? false : d.cursorBug, runs: d.runs.map(run) })),
   }));
 }
@@ -60,6 +61,8 @@ export interface CheckOptions {
   readonly narrow?: boolean;
   /** Webhook events in every schedule (true) or none (false); unset: drawn per seed. */
   readonly webhooks?: boolean;
+  /** Outside readers in every schedule (true) or none (false); unset: drawn per seed. */
+  readonly outside?: boolean;
 }
 
 export async function checkSeed(seed: number, server: SimServer, opts: CheckOptions = {}): Promise<SeedResult> {
@@ -68,7 +71,9 @@ export async function checkSeed(seed: number, server: SimServer, opts: CheckOpti
   let last: ScheduleOutcome | undefined;
   const details = await fc.check(
     fc.asyncProperty(opts.quiet ? quietArb : opts.without?.length ? withoutArb(opts.without) : scheduleArb, async (drawn) => {
-      const schedule = { ...drawn, ...(opts.narrow ? { narrow: true } : {}), ...(opts.webhooks !== undefined && drawn.webhooks === undefined ? { webhooks: opts.webhooks } : {}) };
+      const schedule = { ...drawn, ...(opts.narrow ? { narrow: true } : {}), ...(opts.webhooks !== undefined && drawn.webhooks === undefined ? { webhooks: opts.webhooks } : {}),
+        ...(opts.outside !== undefined && drawn.outside === undefined ? { outside: opts.outside } : {}),
+      };
       const outcome = await runSchedule(schedule, server);
       last = outcome;
       const counted = outcome.violations.filter((v) => (!opts.only || opts.only.includes(v.kind)) && (!opts.match || opts.match.test(v.message)));

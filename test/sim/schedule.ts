@@ -43,6 +43,8 @@ export interface Schedule {
   readonly quietDeliveries?: boolean;
   /** Webhook events on (true) or off (false) for this replay; unset: drawn from the seed (webhooks.ts). */
   readonly webhooks?: boolean;
+  /** Outside readers on (true) or off (false) for this replay; unset: drawn from the seed (outside.ts). */
+  readonly outside?: boolean;
 }
 
 const OP_WEIGHTS: Record<OpKind, number> = {

@@ -37,6 +37,8 @@ const PROGRESS = Number(process.env.SIM_PROGRESS ?? 100);
 const NARROW = process.env.SIM_NARROW === "1";
 /** SIM_WEBHOOKS=1: webhook events in every schedule; SIM_WEBHOOKS=0: in none (default: 40% of them, drawn per seed). */
 const WEBHOOKS = process.env.SIM_WEBHOOKS === "1" ? true : process.env.SIM_WEBHOOKS === "0" ? false : undefined;
+/** SIM_OUTSIDE=1: outside readers of the snapshot and the inbox in every schedule; SIM_OUTSIDE=0: in none (default: 50%, drawn per seed). */
+const OUTSIDE = process.env.SIM_OUTSIDE === "1" ? true : process.env.SIM_OUTSIDE === "0" ? false : undefined;
 
 let server: SimServer;
 beforeAll(async () => {
@@ -58,7 +60,7 @@ describe("deterministic simulation of the service, the world and the sync", () =
       const totals: Record<string, number> = {};
       for (let i = 0; i < RUNS; i++) {
         const seed = BASE + i;
-        const r = await checkSeed(seed, server, { shrink: SHRINK, quiet: QUIET_ONLY, ...(ONLY ? { only: ONLY } : {}), ...(MATCH ? { match: MATCH } : {}), ...(NARROW ? { narrow: true } : {}), ...(WEBHOOKS !== undefined ? { webhooks: WEBHOOKS } : {}), ...(WITHOUT ? { without: WITHOUT } : {}), ...(PATH && RUNS === 1 ? { path: PATH } : {}) });
+        const r = await checkSeed(seed, server, { shrink: SHRINK, quiet: QUIET_ONLY, ...(ONLY ? { only: ONLY } : {}), ...(MATCH ? { match: MATCH } : {}), ...(NARROW ? { narrow: true } : {}), ...(WEBHOOKS !== undefined ? { webhooks: WEBHOOKS } : {}), ...(OUTSIDE !== undefined ? { outside: OUTSIDE } : {}), ...(WITHOUT ? { without: WITHOUT } : {}), ...(PATH && RUNS === 1 ? { path: PATH } : {}) });
         for (const [k, n] of Object.entries(r.outcome?.stats ?? {})) totals[k] = (totals[k] ?? 0) + n;
         if (r.failed) {
           failures.push(r);

@@ -30,6 +30,7 @@ import { ServiceModel, WINDOW } from "./model.js";
 import { Rng } from "./rng.js";
 import { QUIET, type RunSpec, type Schedule } from "./schedule.js";
 import type { SimServer } from "./server.js";
+import { drawOutside, OutsideReaders } from "./outside.js";
 import { drawWebhooks, WebhookWorld } from "./webhooks.js";
 import { SIM_PII_KEY, World } from "./world.js";
 import { EVENT_DEADLINE_MS } from "../helpers/wait.js";
@@ -118,6 +119,10 @@ export async function runSchedule(s: Schedule, server: SimServer): Promise<Sched
     ? await WebhookWorld.start({ seed: s.seed, world, server, model, client, encodeOnCaller: s.encodeOnCaller, policy: POLICY, trace, stats })
     : undefined;
   const whLevel = (): 0 | 1 | 2 => wh!.between(0, 2) as 0 | 1 | 2;
+  // Some schedules also have another program reading the snapshot and the inbox (outside.ts).
+  const outside = drawOutside(s.seed, s.outside) ? new OutsideReaders(s.seed, world.path, wh !== undefined, trace, stats) : undefined;
+  let snapshotMade = false;
+  const visit = (where: string) => outside?.visit(where, snapshotMade);
 
   const doRun = async (spec: RunSpec, cursorBug: boolean, opts: { final: boolean; allowDeletes: boolean }): Promise<RunRecord> => {
     const index = runs.length;
@@ -125,13 +130,17 @@ export async function runSchedule(s: Schedule, server: SimServer): Promise<Sched
     server.beginRun({ level: spec.level, midWalk: spec.midWalk, cursorBug }, Rng.derive(s.seed, 1000 + index));
     // Webhook events sent, and the worker trying to drain them, while this run holds the snapshot.
     const atPage = wh && !opts.final && wh.chance(0.5) ? wh.between(1, 6) : 0;
+    // Another program reading the files while this run holds the snapshot.
+    const outsideAt = outside && !opts.final ? (index % 3) + 1 : 0;
     const onPage = async (n: number) => {
+      if (n === outsideAt) await visit(`during run #${index}, page ${n}`);
       if (n !== atPage) return;
       await wh!.send(`during run #${index}, page ${n}`);
       await wh!.drain(`during run #${index}, page ${n}`, { duringWalk: true, level: 0 });
+      if (outside) await visit(`during run #${index}, after the drain at page ${n}`);
     };
     // A store on its worker thread keeps wall time: no crash there (see World.beginRun).
-    const port = await world.beginRun(shape.worker ? { ...spec.store, crash: null } : spec.store, shape.worker, atPage ? onPage : undefined);
+    const port = await world.beginRun(shape.worker ? { ...spec.store, crash: null } : spec.store, shape.worker, atPage || outsideAt ? onPage : undefined);
     const hang = new AbortController();
     const timer = setTimeout(() => hang.abort(Object.assign(new Error(`the run did not finish in ${HANG_MS} ms`), { code: "SIM_HUNG" })), HANG_MS);
     let report: Awaited<ReturnType<typeof sync>> | undefined;
@@ -154,6 +163,7 @@ export async function runSchedule(s: Schedule, server: SimServer): Promise<Sched
     const stored = await world.endRun();
     world.clock.advance(60_000);
     wh?.syncStarted();
+    snapshotMade = true;
     const rawError = report?.error ? `${report.error.code}: ${report.error.message}` : threw instanceof Error ? `THREW ${threw.message}` : threw !== undefined ? `THREW ${String(threw)}` : undefined;
     // The SSN check reads the error as the sync gave it; the trace and messages get it scrubbed.
     if (rawError) texts.push({ where: `run ${report?.runId ?? "?"} report`, text: rawError });
@@ -211,6 +221,7 @@ export async function runSchedule(s: Schedule, server: SimServer): Promise<Sched
       await wh.send(`after run #${index}`);
       if (wh.chance(0.6)) await wh.drain(`after run #${index}`, { duringWalk: false, level: whLevel() });
     }
+    if (!opts.final) await visit(`after run #${index}`);
     return rec;
   };
 
@@ -222,11 +233,13 @@ export async function runSchedule(s: Schedule, server: SimServer): Promise<Sched
       // each: a member refetched after the first is seen in a state the rest of the day may change.
       const cut = wh ? wh.between(0, day.ops.length) : day.ops.length;
       for (const op of day.ops.slice(0, cut)) trace.push(`  ${model.apply(op)}`);
+      await visit(`day ${d}, after ${cut} operation(s)`);
       if (wh) {
         await wh.send(`day ${d}, after ${cut} operation(s)`);
         if (wh.chance(0.5)) await wh.drain(`day ${d}, after ${cut} operation(s)`, { duringWalk: false, level: whLevel() });
       }
       for (const op of day.ops.slice(cut)) trace.push(`  ${model.apply(op)}`);
+      await visit(`day ${d}, after its operations`);
       if (wh && cut < day.ops.length) {
         await wh.send(`day ${d}, after its operations`);
         if (wh.chance(0.6)) await wh.drain(`day ${d}, after its operations`, { duringWalk: false, level: whLevel() });
@@ -260,6 +273,7 @@ export async function runSchedule(s: Schedule, server: SimServer): Promise<Sched
     if (shape.worker) bump("schedules with the store on its worker thread");
     if (shape.groupConcurrency > 1) bump("schedules walking groups at once");
     if (wh) bump("schedules with webhook events");
+    if (outside) bump("schedules with outside readers");
 
     const db = world.db;
     // Without a successful fresh final walk there is nothing to compare (final-sync-failed says why).
@@ -271,6 +285,8 @@ export async function runSchedule(s: Schedule, server: SimServer): Promise<Sched
     for (const out of outputs) violations.push(...checkDeliveries(db, out));
     violations.push(...checkRunLog(db, runs));
     if (wh) violations.push(...wh.violations);
+    await outside?.finalCheck();
+    if (outside) violations.push(...outside.violations);
     const dbTexts = [
       ...(db.prepare("SELECT run_id, error FROM runs WHERE error IS NOT NULL").all() as { run_id: number; error: string }[]).map((r) => ({ where: `runs.error of run ${r.run_id}`, text: r.error })),
       ...(db.prepare("SELECT run_id, reason, excerpt FROM quarantine").all() as { run_id: number; reason: string; excerpt: string }[]).map((r) => ({
