@@ -5,7 +5,8 @@
  * replaced only when it is a complete deltas folder of the same runs and format (so the bytes do
  * not change; or our own folder of those runs that a power loss left with a file not matching its
  * manifest); anything else there is refused, so that a folder of other runs (or a stranger's
- * folder) is never lost. A folder of another snapshot's runs is refused whole (folder-owner.ts).
+ * folder) is never lost. A folder of another snapshot's runs is refused whole (folder-owner.ts),
+ * and the hidden folders of writers that died are cleared (leftovers.ts).
  */
 import { closeSync, existsSync, fsyncSync, mkdtempSync, openSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
@@ -20,6 +21,7 @@ import { runFolderName, runFolderNames } from "./run-folder-name.js";
 import { applyPermissions, applyToOutputDir, type FolderPermissions } from "./folder-permissions.js";
 import { MANIFEST, manifestText, readCompleteFolder, readManifest, sameRuns, type ManifestFile } from "./manifest.js";
 import { checkFolderSnapshot } from "./folder-owner.js";
+import { clearLeftovers, markWriting, tempPrefix } from "./leftovers.js";
 
 export const FileFormatNames = ["csv", "jsonl", "parquet"] as const;
 export type FileFormatName = (typeof FileFormatNames)[number];
@@ -64,6 +66,7 @@ export function folderSink(outDir: string, format: FileFormat, perms?: FolderPer
     prepare(snapshotId) {
       // Every run folder read: a folder another snapshot already mixed into is found too.
       checkFolderSnapshot(abs, snapshotId);
+      clearLeftovers(abs);
     },
     open: (plan) => openFolder(abs, format, plan.folderRun, plan.runs, plan.facts!, perms),
   };
@@ -86,7 +89,9 @@ function openFolder(outDir: string, format: FileFormat, folderRun: number, runs:
   const finalDir = join(parent, runFolderName(folderRun));
   const replacing = existsSync(finalDir);
   if (replacing) checkReplaceable(parent, finalDir, format.name, folderRun, runs);
-  let tmp: string | undefined = fsStep(parent, () => mkdtempSync(join(parent, `.${folderRun}.tmp-`)));
+  clearLeftovers(parent);
+  let tmp: string | undefined = fsStep(parent, () => mkdtempSync(tempPrefix(parent, folderRun)));
+  markWriting(tmp, true);
   const files: ManifestFile[] = [];
   return {
     write(resource, deltas) {
@@ -107,6 +112,7 @@ function openFolder(outDir: string, format: FileFormat, folderRun: number, runs:
           renameSync(tmp!, finalDir);
         }
       });
+      markWriting(tmp!, false);
       tmp = undefined;
       // Best effort: the rename is done; a file system that cannot fsync a directory still has it.
       try {
@@ -117,7 +123,10 @@ function openFolder(outDir: string, format: FileFormat, folderRun: number, runs:
       return { dir: finalDir, runId: folderRun, format: format.name, runs: [...runs], files };
     },
     close() {
-      if (tmp) rmSync(tmp, { recursive: true, force: true });
+      if (tmp) {
+        rmSync(tmp, { recursive: true, force: true });
+        markWriting(tmp, false);
+      }
       tmp = undefined;
     },
   };
