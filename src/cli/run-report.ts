@@ -3,14 +3,20 @@ import type { CsvDelivery } from "../sinks/csv/deliver-csv.js";
 import type { OutputDelivery } from "../sinks/outputs.js";
 import type { CommandContext } from "./context.js";
 import { ExitCode } from "./exit-codes.js";
+import { isSnapshotRefusal } from "../sinks/output-error.js";
 
 type Ctx = Pick<CommandContext, "stdout" | "stderr" | "globals">;
 
-/** 0 when the run succeeded and every delivery landed; 75 when another run held the snapshot; 1 otherwise. */
+/**
+ * 0 when the run succeeded and every delivery landed; 75 when another run held the snapshot; 2
+ * when an output refused it (it belongs to another snapshot); 1 otherwise.
+ */
 export function runExitCode(report: RunReport & { deliveries?: OutputDelivery[] }): number {
   if (report.status === "busy") return ExitCode.BUSY;
   if (report.status !== "succeeded") return ExitCode.RUN_FAILED;
-  return report.deliveries?.some((d) => d.outcome.status === "failed") ? ExitCode.RUN_FAILED : ExitCode.OK;
+  const failed = report.deliveries?.filter((d) => d.outcome.status === "failed") ?? [];
+  if (failed.some((d) => isSnapshotRefusal(d.outcome.error?.code))) return ExitCode.USAGE;
+  return failed.length ? ExitCode.RUN_FAILED : ExitCode.OK;
 }
 
 /**
@@ -108,7 +114,9 @@ export function printRunReport(ctx: Ctx, report: RunReport & { delivery?: CsvDel
     if (d.outcome.status === "failed") {
       ctx.stderr.write(
         `Deltas not delivered to ${d.target}: ${d.outcome.error?.message ?? "unknown error"} [${d.outcome.error?.code ?? "DELIVERY"}]\n` +
-          `Run ${report.runId} ${report.status} and is recorded; ${d.outcome.runs.length ? `the changes of ${runsText(d.outcome.runs)} stay pending there` : "nothing was sent"}, and the next run delivers them.\n`,
+          (isSnapshotRefusal(d.outcome.error?.code)
+            ? `Run ${report.runId} ${report.status} and is recorded; nothing was sent there, and no later run of this snapshot is: give it another output.\n`
+            : `Run ${report.runId} ${report.status} and is recorded; ${d.outcome.runs.length ? `the changes of ${runsText(d.outcome.runs)} stay pending there` : "nothing was sent"}, and the next run delivers them.\n`),
       );
     } else if (!ctx.globals.json && !ctx.globals.quiet && d.outcome.status === "delivered") {
       ctx.stdout.write(`Deltas delivered to ${d.target} (${runsText(d.outcome.runs)})\n`);
@@ -116,10 +124,12 @@ export function printRunReport(ctx: Ctx, report: RunReport & { delivery?: CsvDel
   }
   // A failed delivery is a problem whatever the output mode: say what, where, and what happens next.
   if (delivery?.status === "failed") {
-    const pending = delivery.runs.length ? `the changes of ${runsText(delivery.runs)} stay pending for ${delivery.outDir}` : `nothing was sent to ${delivery.outDir}`;
+    const pending = isSnapshotRefusal(delivery.error?.code)
+      ? `nothing was sent to ${delivery.outDir}, and no later run of this snapshot is: give it another --out`
+      : `${delivery.runs.length ? `the changes of ${runsText(delivery.runs)} stay pending for ${delivery.outDir}` : `nothing was sent to ${delivery.outDir}`}, and the next \`sync --out\` to it delivers them`;
     ctx.stderr.write(
       `Deltas not delivered: ${delivery.error?.message ?? "unknown error"} [${delivery.error?.code ?? "DELIVERY"}]\n` +
-        `Run ${report.runId} ${report.status} and is recorded; ${pending}, and the next \`sync --out\` to it delivers them.\n`,
+        `Run ${report.runId} ${report.status} and is recorded; ${pending}.\n`,
     );
   }
 }

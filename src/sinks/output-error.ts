@@ -37,3 +37,9 @@ export function explainFsError(dir: string, where: string, e: unknown, kind: Out
       return new OutputError(dir, `${where}: ${e instanceof Error ? e.message : String(e)}`, "check the output directory (--out), then run again", e, kind);
   }
 }
+
+/**
+ * A delivery refused because the output belongs to another snapshot (a folder's run folders, a
+ * warehouse's `_meta`): a usage error (exit 2), fixed by choosing another output, not by retrying.
+ */
+export const isSnapshotRefusal = (code: string | undefined): boolean => code === "OUTPUT_SNAPSHOT" || code === "WAREHOUSE_SNAPSHOT";

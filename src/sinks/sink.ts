@@ -67,6 +67,11 @@ export interface Sink<R> {
    * applies them in order in one load).
    */
   readonly perRun?: boolean;
+  /**
+   * Before a delivery claims anything: throw a ConfigError when the output refuses this snapshot's
+   * deltas (it belongs to another, see files/folder-owner.ts), and tidy what a dead writer left.
+   */
+  prepare?(snapshotId: string | undefined): Promise<void> | void;
   open(plan: DeliveryPlan): Promise<SinkSession<R>> | SinkSession<R>;
 }
 
@@ -101,10 +106,11 @@ export async function writeDelivery<R>(db: Database, sink: Sink<R>, plan: Delive
  */
 export async function deliverToSink<R>(db: Database, sink: Sink<R>, forRun: number, now?: () => Date, fromRun?: number): Promise<DeliveryOutcome<R>> {
   try {
+    await sink.prepare?.(snapshotId(db));
     if (fromRun !== undefined) startOutput(db, sink.output, fromRun, sink.describe, now);
   } catch (e) {
     if (!(e instanceof ConfigError)) throw e;
-    return { status: "failed", runs: [], error: { code: "CONFIG", message: e.problems.join("; ") } };
+    return { status: "failed", runs: [], error: { code: e.code, message: e.problems.join("; ") } };
   }
   try {
     await settleInterrupted(db, sink.output, (d) => sink.arrived(d), now);

@@ -3,7 +3,7 @@
  * each folder compared byte for byte with what `export --run N --out OTHER` writes.
  */
 import { createHash } from "node:crypto";
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 
 /**
@@ -29,5 +29,25 @@ export const runDir = (run: number): string => String(run).padStart(8, "0");
 export function folderFiles(dir: string): Record<string, string> {
   const out: Record<string, string> = {};
   for (const f of readdirSync(dir).sort()) out[f] = createHash("sha256").update(readFileSync(join(dir, f))).digest("hex");
+  return out;
+}
+
+/**
+ * Every entry under `dir`, hidden ones included, with its mode and (for a file) the SHA-256 of its
+ * bytes: equal before and after a command that must change nothing there.
+ */
+export function treeHash(dir: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  const walk = (rel: string): void => {
+    for (const name of readdirSync(join(dir, rel)).sort()) {
+      const p = join(rel, name);
+      const st = statSync(join(dir, p));
+      if (st.isDirectory()) {
+        out[`${p}/`] = (st.mode & 0o7777).toString(8);
+        walk(p);
+      } else out[p] = `${(st.mode & 0o7777).toString(8)} ${createHash("sha256").update(readFileSync(join(dir, p))).digest("hex")}`;
+    }
+  };
+  walk("");
   return out;
 }

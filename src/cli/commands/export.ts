@@ -110,7 +110,8 @@ async function toWarehouse(
     }
     if (outcome.status === "failed") {
       ctx.stderr.write(`benefits-sync export: the load into ${target.describe} failed and changed nothing there: ${outcome.error?.message} [${outcome.error?.code}]\n`);
-      return ExitCode.RUN_FAILED;
+      const { isSnapshotRefusal } = await import("../../sinks/output-error.js");
+      return isSnapshotRefusal(outcome.error?.code) ? ExitCode.USAGE : ExitCode.RUN_FAILED;
     }
     if (!ctx.globals.json && !ctx.globals.quiet) {
       ctx.stdout.write(

@@ -47,6 +47,9 @@ export async function run(ctx: CommandContext): Promise<number> {
     const out = o.out !== undefined ? { output: folderOutput(o.format ?? "csv", resolve(ctx.cwd, o.out)), where: resolve(ctx.cwd, o.out) } : undefined;
     await checkFromRunBefore(config.db, o.fromRun, out, o.out !== undefined || o.sink !== undefined);
   }
+  // A folder of another snapshot's runs: refused before the run, which then records nothing.
+  const folders = [...(o.out !== undefined ? [resolve(ctx.cwd, o.out)] : []), ...outputs.flatMap((s) => (s.kind === "folder" ? [s.dir] : []))];
+  if (!o.dryRun) await (await import("../../sinks/files/folder-owner.js")).checkFoldersBefore(config.db, folders);
   const { runSyncJob } = await import("../../pipeline/run-sync-job.js");
   const progress = ctx.globals.quiet ? undefined : progressReporter(ctx.stderr);
   const signals = watchSignals();

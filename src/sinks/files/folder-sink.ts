@@ -5,7 +5,8 @@
  * replaced only when it is a complete deltas folder of the same runs and format (so the bytes do
  * not change; or our own folder of those runs that a power loss left with a file not matching its
  * manifest); anything else there is refused, so that a folder of other runs (or a stranger's
- * folder) is never lost.
+ * folder) is never lost. A folder of another snapshot's runs is refused whole (folder-owner.ts),
+ * and the hidden folders of writers that died are cleared (leftovers.ts).
  */
 import { closeSync, existsSync, fsyncSync, mkdtempSync, openSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
@@ -19,6 +20,8 @@ import type { DeliveryPlan, DeltaReader, Sink, SinkSession } from "../sink.js";
 import { runFolderName, runFolderNames } from "./run-folder-name.js";
 import { applyPermissions, applyToOutputDir, type FolderPermissions } from "./folder-permissions.js";
 import { MANIFEST, manifestText, readCompleteFolder, readManifest, sameRuns, type ManifestFile } from "./manifest.js";
+import { checkFolderSnapshot } from "./folder-owner.js";
+import { clearLeftovers, markWriting, tempPrefix } from "./leftovers.js";
 
 export const FileFormatNames = ["csv", "jsonl", "parquet"] as const;
 export type FileFormatName = (typeof FileFormatNames)[number];
@@ -60,6 +63,11 @@ export function folderSink(outDir: string, format: FileFormat, perms?: FolderPer
         return m !== undefined && m.runId === d.forRun && sameRuns(m.runs, d.runs) && m.format === format.name;
       });
     },
+    prepare(snapshotId) {
+      // Every run folder read: a folder another snapshot already mixed into is found too.
+      checkFolderSnapshot(abs, snapshotId);
+      clearLeftovers(abs);
+    },
     open: (plan) => openFolder(abs, format, plan.folderRun, plan.runs, plan.facts!, perms),
   };
 }
@@ -74,12 +82,16 @@ interface FolderSession extends SinkSession<DeltaFolder> {
 function openFolder(outDir: string, format: FileFormat, folderRun: number, runs: readonly number[], facts: RunFacts, perms?: FolderPermissions): FolderSession {
   const out = ensureOutputDir(outDir);
   const parent = out.path;
+  // Before anything in it changes; the first folder that names a snapshot decides (prepare read them all).
+  checkFolderSnapshot(parent, facts.snapshotId, { first: true });
   // Before any run folder appears in it: a loader must be able to enter DIR to reach them.
   fsStep(parent, () => applyToOutputDir(parent, perms, out.created));
   const finalDir = join(parent, runFolderName(folderRun));
   const replacing = existsSync(finalDir);
   if (replacing) checkReplaceable(parent, finalDir, format.name, folderRun, runs);
-  let tmp: string | undefined = fsStep(parent, () => mkdtempSync(join(parent, `.${folderRun}.tmp-`)));
+  clearLeftovers(parent);
+  let tmp: string | undefined = fsStep(parent, () => mkdtempSync(tempPrefix(parent, folderRun)));
+  markWriting(tmp, true);
   const files: ManifestFile[] = [];
   return {
     write(resource, deltas) {
@@ -100,6 +112,7 @@ function openFolder(outDir: string, format: FileFormat, folderRun: number, runs:
           renameSync(tmp!, finalDir);
         }
       });
+      markWriting(tmp!, false);
       tmp = undefined;
       // Best effort: the rename is done; a file system that cannot fsync a directory still has it.
       try {
@@ -110,7 +123,10 @@ function openFolder(outDir: string, format: FileFormat, folderRun: number, runs:
       return { dir: finalDir, runId: folderRun, format: format.name, runs: [...runs], files };
     },
     close() {
-      if (tmp) rmSync(tmp, { recursive: true, force: true });
+      if (tmp) {
+        rmSync(tmp, { recursive: true, force: true });
+        markWriting(tmp, false);
+      }
       tmp = undefined;
     },
   };

@@ -1,0 +1,90 @@
+/**
+ * One output, one snapshot. Run ids start at 1 in every snapshot, so a folder that received
+ * snapshot A's runs must never receive snapshot B's: B's run 1 would replace A's `00000001/` (a
+ * loader that read it never reads it again) or sit beside A's run 2 (a fresh loader mixes two
+ * snapshots). A folder belongs to the snapshot whose id its run folders' manifests carry
+ * (`snapshotId`); a delivery or an export from another snapshot is refused before anything in
+ * the folder changes. A manifest without an id (layout 1, or an old snapshot exported
+ * read-only) claims nothing.
+ */
+import { existsSync, readdirSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { ConfigError } from "../../errors.js";
+import { readManifest } from "./manifest.js";
+
+/** An output that belongs to another snapshot (exit 2: choose another output). */
+export class OutputSnapshotError extends ConfigError {
+  override readonly code = "OUTPUT_SNAPSHOT";
+  constructor(problem: string) {
+    super([problem]);
+    // The problem alone: it is printed as a delivery's error, and by main after the command's name.
+    this.message = this.problems[0]!;
+  }
+}
+
+/**
+ * The snapshots whose run folders `dir` holds: id -> the first run folder (in run order) that
+ * names it. With `first`, only the first folder that names a snapshot is read (what a folder
+ * written whole by one snapshot needs; `all` finds a folder already mixed).
+ */
+export function folderSnapshots(dir: string, opts: { readonly first?: boolean } = {}): Map<string, string> {
+  const out = new Map<string, string>();
+  let names: string[];
+  try {
+    names = readdirSync(dir).filter((n) => /^\d+$/.test(n));
+  } catch {
+    return out; // no folder (yet): nobody's
+  }
+  names.sort((a, b) => Number(a) - Number(b));
+  for (const name of names) {
+    const id = readManifest(join(dir, name))?.snapshotId;
+    if (typeof id !== "string" || out.has(id)) continue;
+    out.set(id, join(dir, name));
+    if (opts.first) break;
+  }
+  return out;
+}
+
+/**
+ * Refuse (an {@link OutputSnapshotError}) to write the deltas of snapshot `ours` into `dir` when
+ * its run folders belong to another snapshot. `ours` undefined or null: a snapshot with no id yet
+ * (a new one, or one an older benefits-sync made), which is never the folder's. Reads only.
+ *
+ * @example checkFolderSnapshot("/data/deltas", "3f2a…") // throws when /data/deltas/00000001/ is snapshot 9c41…'s
+ */
+export function checkFolderSnapshot(dir: string, ours: string | null | undefined, opts: { readonly first?: boolean; readonly db?: string } = {}): void {
+  const abs = resolve(dir);
+  const other = [...folderSnapshots(abs, opts)].find(([id]) => id !== ours);
+  if (!other) return;
+  const [id, folder] = other;
+  const self = opts.db ? `the snapshot ${opts.db}` : "this snapshot";
+  throw new OutputSnapshotError(
+    `${abs} belongs to snapshot ${id} (the snapshotId in ${join(folder, "manifest.json")}), and ${self} is ` +
+      `${ours ? `snapshot ${ours}` : "another one (it has no id yet: it is new, or an older benefits-sync made it)"}: ` +
+      "an output takes the runs of the snapshot that first delivered to it, since the run ids of two snapshots collide. Nothing was written. " +
+      `Deliver ${ours ? `snapshot ${ours}` : "this snapshot"} to a new folder (another --out DIR, or another sink dir; with --from-run N to start it at a later run), ` +
+      `and leave ${abs} to snapshot ${id}`,
+  );
+}
+
+/**
+ * Before a sync's run: refuse the folders `dirs` when they belong to another snapshot than the
+ * one at `dbPath` (a missing file is a new snapshot), so that a sync pointed at the wrong output
+ * records no run and writes nothing.
+ */
+export async function checkFoldersBefore(dbPath: string, dirs: readonly string[]): Promise<void> {
+  if (dirs.length === 0) return;
+  let ours: string | undefined;
+  if (dbPath !== ":memory:" && existsSync(dbPath)) {
+    const { openDatabase } = await import("../../store/database.js");
+    const db = openDatabase(dbPath, { readonly: true });
+    try {
+      ours = db.prepare("SELECT value FROM _meta WHERE key = 'snapshot_id'").pluck().get() as string | undefined;
+    } catch {
+      ours = undefined; // no _meta yet: an old file, given an id by this run
+    } finally {
+      db.close();
+    }
+  }
+  for (const dir of dirs) checkFolderSnapshot(dir, ours, { db: dbPath });
+}
