@@ -8,7 +8,7 @@
  */
 import { existsSync } from "node:fs";
 import path from "node:path";
-import { DEFAULT_CONFIG_FILE, loadConfig, type Config, type LoadConfigOptions } from "../config/index.js";
+import { DEFAULT_CONFIG_FILE, readConfig, type Config, type LoadConfigOptions } from "../config/index.js";
 import { ConfigError } from "../errors.js";
 import { notifyUrl } from "../jobs/notify.js";
 import { effectiveJobs } from "../jobs/registry.js";
@@ -39,16 +39,14 @@ export type ConfigCheck = { readonly ok: true; readonly config: Config } | { rea
  * if (!check.ok) for (const p of check.problems) console.error(p);
  */
 export function checkConfig(opts: CheckOptions): ConfigCheck {
-  let config: Config;
-  try {
-    config = loadConfig(opts);
-  } catch (err) {
-    if (err instanceof ConfigError) return { ok: false, problems: err.problems };
-    throw err;
-  }
+  // With problems in the schema, the checks below still run on the rest (the keys it refused left
+  // out), so that every problem is reported at once; none without a configuration to check.
+  const read = readConfig(opts);
+  const problems: string[] = [...read.problems];
+  if (!read.config) return { ok: false, problems };
+  const config = read.config;
   const display = opts.configPath ?? DEFAULT_CONFIG_FILE;
   const fromFile = existsSync(path.resolve(opts.cwd, display)) ? ` (from the config file ${display})` : "";
-  const problems: string[] = [];
   const collect = (check: () => void) => {
     try {
       check();

@@ -91,6 +91,8 @@ export function printRunReport(ctx: Ctx, report: RunReport & { delivery?: CsvDel
       ? `No run started: ${report.error.message.startsWith("the snapshot is locked") ? "another program holds a write lock on" : "another run holds"} this snapshot (nothing was changed; exit 75, try again later)`
       : report.runId === null
       ? "No run started: the snapshot could not be claimed (nothing was changed)"
+      : report.failedAtStart
+      ? `Run ${report.runId} was started and failed before its walk: ${report.failedAtStart.recorded ? "it is recorded as failed" : "it could not be recorded as failed, so it shows as running until the next run marks it failed (abandoned)"}`
       : report.dryRun
       ? `Dry run (nothing recorded): ${report.status === "succeeded" ? "it would change" : "it failed"}`
       : report.error?.code === "INTERRUPTED"

@@ -33,6 +33,18 @@ export interface LoadConfigOptions {
  * config.db; // absolute path of snap.db
  */
 export function loadConfig(opts: LoadConfigOptions = {}): Config {
+  const read = readConfig(opts);
+  if (read.problems.length > 0) throw new ConfigError(read.problems);
+  return read.config!;
+}
+
+/**
+ * {@link loadConfig} without throwing: its problems (masked), and the configuration. With problems,
+ * `config` is the configuration without the keys they name (when the rest is valid), so that the
+ * checks made after the schema (job names, schedules, sinks) still report theirs in the same go:
+ * `config check` says every problem at once.
+ */
+export function readConfig(opts: LoadConfigOptions = {}): { readonly problems: readonly string[]; readonly config: Config | undefined } {
   const env = opts.env ?? process.env;
   const cwd = opts.cwd ?? process.cwd();
   const file = path.resolve(cwd, opts.configPath ?? DEFAULT_CONFIG_FILE);
@@ -62,11 +74,40 @@ export function loadConfig(opts: LoadConfigOptions = {}): Config {
   if (!result.success) {
     problems.push(...describeIssues(result.error.issues, merged.input, merged.sourceOf, (p) => keysAt(Config, p)));
   }
-  // `problems` is public data too (scripts print it): mask it like the message.
-  if (problems.length > 0 || !result.success) throw new ConfigError(problems.map(redact));
-
+  const data = result.success ? result.data : withoutBadKeys(merged.input, result.error.issues);
   // Resolved now, against the injected cwd, so later code never depends on process.cwd().
-  const db = result.data.db === ":memory:" ? result.data.db : path.resolve(cwd, result.data.db);
-  const config = { ...result.data, db };
-  return deepFreeze(config) as Config;
+  const config = data && (deepFreeze({ ...data, db: data.db === ":memory:" ? data.db : path.resolve(cwd, data.db) }) as Config);
+  // `problems` is public data too (scripts print it): mask it like the message.
+  return { problems: problems.map(redact), config };
+}
+
+/**
+ * The configuration parsed without the keys the schema refused (a key with a bad value, or the
+ * entry holding a bad or missing key, a sink say), or undefined when even that is not valid.
+ */
+function withoutBadKeys(input: Record<string, unknown>, issues: readonly { readonly path: readonly PropertyKey[]; readonly keys?: readonly string[] }[]): Config | undefined {
+  const rest = structuredClone(input);
+  for (let round = 0, bad = issues; round < 4; round++) {
+    // An unknown key is the issue of the object holding it: only that key goes.
+    const paths = bad.flatMap((i) => (i.keys ? i.keys.map((k) => [...i.path, k]) : [i.path]));
+    for (const p of paths) if (!dropNearest(rest, p)) return undefined;
+    const again = Config.safeParse(rest);
+    if (again.success) return again.data;
+    bad = again.error.issues;
+  }
+  return undefined;
+}
+
+/** Delete the value at `path`, or, when there is none, the nearest value above it; false at the root. */
+function dropNearest(input: Record<string, unknown>, path: readonly PropertyKey[]): boolean {
+  for (let n = path.length; n > 0; n--) {
+    let parent: unknown = input;
+    for (const p of path.slice(0, n - 1)) parent = typeof parent === "object" && parent !== null ? (parent as Record<PropertyKey, unknown>)[p] : undefined;
+    const key = path[n - 1]!;
+    if (typeof parent === "object" && parent !== null && key in parent) {
+      delete (parent as Record<PropertyKey, unknown>)[key];
+      return true;
+    }
+  }
+  return false;
 }

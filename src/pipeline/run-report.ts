@@ -36,6 +36,11 @@ export interface StartedRunReport {
   readonly resources: Partial<Record<StoredResource, ResourceCounts>>;
   readonly error?: { readonly code: string; readonly message: string };
   readonly durationMs: number;
+  /**
+   * The run failed as it started, after its row was committed (see store/start-failure.ts):
+   * `recorded`, whether the run log says so yet (else the next run marks it failed).
+   */
+  readonly failedAtStart?: { readonly recorded: boolean };
   /** Field paths this run was the first to see (src/store/field-paths.ts); absent when none. */
   readonly newFields?: readonly { readonly resource: string; readonly path: string }[];
 }

@@ -7,6 +7,7 @@ import { scopeOf, type Scope } from "../store/scopes.js";
 import { SnapshotStore, defaultDeletePolicy, type DeletePolicy, type ScopeState } from "../store/snapshot.js";
 import { inProcessPort, itemsOf, type PageInput, type RunStart, type SnapshotPort } from "../store/snapshot-port.js";
 import { Encoder } from "../store/prepare-page.js";
+import { startedRunOf } from "../store/start-failure.js";
 import type { PageSource } from "../extract/page-source.js";
 import { fanOutScopes, groupNumbers, type ClaimsWindow } from "../extract/scopes.js";
 import { claimLookups, deleteConfirmations, type Keep, type Lookup } from "./delete-lookups.js";
@@ -67,6 +68,9 @@ export async function sync(opts: SyncOptions): Promise<RunReport> {
       { dryRun: opts.dryRun ?? false, resume: opts.resume ?? true },
     );
   } catch (e) {
+    // The run's row was committed before the start failed (the disk filled, say): that run failed.
+    const left = startedRunOf(e);
+    if (left) return { runId: left.startedRunId, status: "failed", dryRun: false, resources: {}, error: describe(e), durationMs: Date.now() - started, failedAtStart: { recorded: left.recorded } };
     // No run was started (another holds the snapshot, or the file cannot be written): say why.
     return notStarted(describe(e), opts.dryRun ?? false, Date.now() - started);
   }

@@ -47,8 +47,9 @@ export class RunLifecycle {
    * Claim the snapshot and start a run. Dead runs are marked failed first; a live one refuses with
    * SnapshotBusyError (nothing is changed). When the latest run failed with the same options, the
    * new run resumes its walk (its checkpoints and seen ids), recording no change twice.
+   * `onClaimed` hears the run's id as soon as its row is committed: a failure after that leaves a run.
    */
-  start(job: string, options: Record<string, unknown>, flags: { dryRun?: boolean; resume?: boolean }): ActiveRun {
+  start(job: string, options: Record<string, unknown>, flags: { dryRun?: boolean; resume?: boolean }, onClaimed?: (runId: number) => void): ActiveRun {
     const { db, checkpoints } = this.d;
     const optionsJson = canonicalJson(options);
     const { pid, host } = hostIdentity();
@@ -97,6 +98,7 @@ export class RunLifecycle {
       // The write lock stayed taken past the busy timeout: say by whom, not SQLITE_BUSY.
       throw isBusy(e) ? lockedError(db, this.lease) : e;
     }
+    onClaimed?.(claimed.id);
     const fresh = new Set(claimed.fresh);
     // A fresh resource in the first run of its chain holds nothing yet: no lookups needed.
     const empty = resumedFrom === undefined ? fresh : new Set<StoredResource>();

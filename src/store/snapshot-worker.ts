@@ -7,6 +7,7 @@ import { openDatabase } from "./database.js";
 import { asDiskFull } from "./disk-full.js";
 import { applyPageInput, runStart } from "./snapshot-port.js";
 import { SnapshotStore, type SnapshotOptions } from "./snapshot.js";
+import { startedRunOf } from "./start-failure.js";
 
 interface WorkerInit {
   readonly dbPath: string;
@@ -40,7 +41,8 @@ export interface WorkerReply {
   readonly id: number;
   readonly ok: boolean;
   readonly result?: unknown;
-  readonly error?: { name: string; code: string; message: string };
+  /** `startedRunId` and `recorded`: a run left by a failed start (see start-failure.ts). */
+  readonly error?: { name: string; code: string; message: string; startedRunId?: number; recorded?: boolean };
 }
 
 port.on("message", (m: WorkerRequest | WorkerBatch) => {
@@ -93,8 +95,8 @@ function handle(m: WorkerRequest): WorkerReply {
   }
 }
 
-function describe(e: unknown): { name: string; code: string; message: string } {
+function describe(e: unknown): NonNullable<WorkerReply["error"]> {
   const full = asDiskFull(e, init.dbPath);
   const err = full instanceof Error ? full : new Error(String(full));
-  return { name: err.name, code: (err as { code?: string }).code ?? err.name, message: err.message };
+  return { name: err.name, code: (err as { code?: string }).code ?? err.name, message: err.message, ...startedRunOf(e) };
 }

@@ -25,6 +25,7 @@ import type { ActiveRun, DeletePolicy, RunOutcome, ScopeState, SnapshotOptions }
 import type { StoredResource } from "./resources.js";
 import { isLookup, type Scope } from "./scopes.js";
 import { SeenIds } from "./seen-ids.js";
+import { RunStartFailedError } from "./start-failure.js";
 import { scrubStoredSsns } from "./ssn-scrub.js";
 import { PageGroups } from "./transactions.js";
 import { versionStatements } from "./versions.js";
@@ -89,10 +90,27 @@ export class SnapshotStore {
    */
   startRun(job: string, options: Record<string, unknown>, flags: { dryRun?: boolean; resume?: boolean } = {}): ActiveRun {
     if (this.run) throw new Error(`run ${this.run.runId} is still active on this store`);
-    this.run = this.lifecycle.start(job, options, flags);
-    if (!flags.dryRun) scrubStoredSsns(this.db, this.encoder.masker);
-    this.pages.prune(this.run.runId);
-    return this.run;
+    let claimed: number | undefined;
+    try {
+      this.run = this.lifecycle.start(job, options, flags, (id) => (claimed = id));
+      if (!flags.dryRun) scrubStoredSsns(this.db, this.encoder.masker);
+      this.pages.prune(this.run.runId);
+      return this.run;
+    } catch (e) {
+      this.run = undefined;
+      const full = asDiskFull(e, this.db.name);
+      if (claimed === undefined) throw full;
+      if (flags.dryRun) {
+        // A dry run's claim is in the transaction it never commits: rolled back, no run is left.
+        if (this.db.inTransaction) this.db.exec("ROLLBACK");
+        throw full;
+      }
+      // The run's row is committed: it is recorded failed now if that fits, else by the next run.
+      const err = full instanceof Error ? full : new Error(String(full));
+      const given = (err as { code?: unknown }).code;
+      const code = typeof given === "string" ? given : err.name;
+      throw new RunStartFailedError(claimed, this.recordFailure(claimed, code, err.message), { code, message: err.message });
+    }
   }
 
   /** The pages of a scope the walk may recognise by their bytes (see PageCache.ofScope). */
@@ -196,7 +214,7 @@ export class SnapshotStore {
     try {
       return this.lifecycle.finish(run, policy, failure);
     } catch (e) {
-      if (isDiskFull(e) && !run.dryRun) this.recordFullDisk(run.runId, e);
+      if (isDiskFull(e) && !run.dryRun) this.recordFailure(run.runId, "DISK_FULL", (asDiskFull(e, this.db.name) as Error).message);
       throw e;
     } finally {
       this.run = undefined;
@@ -204,19 +222,21 @@ export class SnapshotStore {
   }
 
   /**
-   * The run's end did not fit on the disk. The rolled-back write gave its space back, so the one
-   * row that says the run failed usually fits; when it does not, the next run finds the run dead
-   * and records it failed.
+   * Record a run failed after a write that failed (its end, or its start after the claim; the disk
+   * full, most often). The rolled-back write gave its space back, so the one row that says the run
+   * failed usually fits; when it does not (false), the next run finds the run dead and records it
+   * failed.
    */
-  private recordFullDisk(runId: number, e: unknown): void {
+  private recordFailure(runId: number, code: string, message: string): boolean {
     try {
       if (this.db.inTransaction) this.db.exec("ROLLBACK");
-      const message = (asDiskFull(e, this.db.name) as Error).message;
-      this.db
+      const changed = this.db
         .prepare("UPDATE _runs SET status = 'failed', finished_at = ?, error = ?, lease_until = NULL WHERE run_id = ? AND status = 'running'")
-        .run(this.clock().toISOString(), `DISK_FULL: ${redact(message)}`, runId);
+        .run(this.clock().toISOString(), `${code}: ${redact(message)}`, runId).changes;
+      return changed > 0;
     } catch {
       // Still full: left to the next run.
+      return false;
     }
   }
 

@@ -25,10 +25,15 @@ const KnownPageBatch = { pages: 64, ms: 8 };
 /** A failure inside the snapshot thread, with the code it had there. */
 export class SnapshotThreadError extends Error {
   readonly code: string;
-  constructor(info: { name: string; code: string; message: string }) {
+  /** The run a failed start left in the run log, and whether it is recorded failed (see start-failure.ts). */
+  readonly startedRunId: number | undefined;
+  readonly recorded: boolean | undefined;
+  constructor(info: { name: string; code: string; message: string; startedRunId?: number; recorded?: boolean }) {
     super(info.message);
     this.name = info.name;
     this.code = info.code;
+    this.startedRunId = info.startedRunId;
+    this.recorded = info.recorded;
   }
 }
 

@@ -111,6 +111,26 @@ describe("one validator for sync, jobs, schedule and config check", () => {
       expect(r.code, args.join(" ")).toBe(0);
     }
   }, 600_000);
+
+  it("problems in several layers (a bad baseUrl, a */61 schedule, a misspelt job, two bad sinks): config check names them all in one go, exit 2", async () => {
+    const t = setup("several", {
+      baseUrl: "not a url",
+      jobs: { "hourly-member-sync": { schedule: "*/61 * * * *" }, "nightly-claims-exprt": { enabled: false } },
+      sinks: { lake: { type: "folder" }, wh: { type: "postgres", urlEnv: "WAREHOUSE_URL_UNSET_FOR_TEST" } },
+    });
+    // The file's baseUrl, not the environment's.
+    const r = await startCli(["config", "check"], { BENEFITS_API_KEY: sb.keys.full, BENEFITS_DB: t.db }, t.cwd).done;
+    const said = `exit ${r.code}\n${r.stderr}`;
+    expect(r.code, said).toBe(2);
+    const file = "benefits-sync.config.json";
+    expect(r.stderr, said).toContain(`${file}: baseUrl: expected an http(s) URL, got "not a url"`);
+    expect(r.stderr, said).toMatch(/jobs\.hourly-member-sync\.schedule: the minute field "\*\/61" steps by 61/);
+    expect(r.stderr, said).toMatch(/jobs\.nightly-claims-exprt: no such job/);
+    expect(r.stderr, said).toMatch(/sinks\.lake\.dir: expected a directory/);
+    expect(r.stderr, said).toMatch(/sinks\.wh\.urlEnv: the environment variable WAREHOUSE_URL_UNSET_FOR_TEST is not set/);
+    expect(r.stderr, said).toContain(`${file}: 5 problems;`);
+    expect(existsSync(t.db), "config check created the snapshot").toBe(false);
+  }, 600_000);
 });
 
 describe("config check tries the webhook receiver's setup as `webhooks serve` would", () => {

@@ -2,6 +2,7 @@
  * `benefits-sync census plan FILE --group G`: what applying the census would do, against the
  * snapshot. Sends nothing. Exit 0 with the plan, 2 for a file or group it cannot use.
  */
+import { requireSnapshot } from "../snapshot-to-read.js";
 import type { CommandContext } from "../context.js";
 import { ExitCode } from "../exit-codes.js";
 
@@ -18,6 +19,8 @@ export async function run(ctx: CommandContext): Promise<number> {
   const { CensusFileError } = await import("../../eligibility/read-census.js");
   const { planCensus } = await import("../../eligibility/census-plan.js");
   const { planJson, planText } = await import("../../eligibility/plan-render.js");
+  // No snapshot yet (no file, or an empty one) is said as such, before anything reads it.
+  requireSnapshot(config.db);
   const key = snapshotPiiKey(config.db, config.piiKey);
   const view = readSnapshotGroup(config.db, group, key);
   let census;

@@ -8,9 +8,9 @@
  * it lacks (by its own load ledger), in order, through the delivery ledger; a run it has is never
  * applied twice. Exit 0 loaded (or nothing to load), 1 the load failed (the warehouse is as it was).
  */
-import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { ConfigError, redact } from "../../errors.js";
+import { openSnapshotToRead, requireSnapshot } from "../snapshot-to-read.js";
 import type { CommandContext } from "../context.js";
 import { ExitCode } from "../exit-codes.js";
 import type { FileFormatName } from "../../sinks/files/folder-sink.js";
@@ -25,15 +25,13 @@ export async function run(ctx: CommandContext): Promise<number> {
   if (o.fromRun !== undefined && o.run !== undefined && o.fromRun > o.run) problems.push(`--from-run ${o.fromRun}: it is after --run ${o.run}; give a run at or before it`);
   if (problems.length) throw new ConfigError(problems);
   const config = ctx.config();
-  if (config.db !== ":memory:" && !existsSync(config.db)) {
-    throw new ConfigError([`db: no snapshot at ${config.db}; run \`benefits-sync sync\` first, or point --db at one`]);
-  }
+  // A warehouse's ledger is in the snapshot (that export writes it, converting an old file); a folder's is not (it only reads).
+  requireSnapshot(config.db);
   if (o.sink !== undefined) return toWarehouse(ctx, config.db, o.run!, o.sink, config.sinks, o.fromRun);
   const format = o.format ?? "csv";
-  const { openDatabase } = await import("../../store/database.js");
   const { exportFolder } = await import("../../sinks/files/formats.js");
   const { OutputError } = await import("../../sinks/output-error.js");
-  const db = openDatabase(config.db, { readonly: true });
+  const db = openSnapshotToRead(config.db);
   try {
     const runId = o.run!;
     // --from-run M: every finished run from M to N, each its own folder, as sync --out delivers them.

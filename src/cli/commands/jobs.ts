@@ -2,9 +2,8 @@
  * `benefits-sync jobs`: each scheduled job with its schedule, whether it is enabled, its next fire
  * time and its last run (status, when, how long). Reads the snapshot, never the service.
  */
-import { existsSync } from "node:fs";
 import { jobRunsSource } from "../../jobs/report-runs.js";
-import { openDatabase } from "../../store/database.js";
+import { hasSnapshot, openSnapshotToRead } from "../snapshot-to-read.js";
 import type { CommandContext } from "../context.js";
 import { ExitCode } from "../exit-codes.js";
 
@@ -21,7 +20,8 @@ export async function run(ctx: CommandContext): Promise<number> {
   const config = ctx.config();
   const { effectiveJobs, nextFire } = await import("../../jobs/registry.js");
   const jobs = effectiveJobs(config);
-  const db = existsSync(config.db) ? openDatabase(config.db) : undefined;
+  // Read only: no snapshot yet (no file, or an empty one) is no last run; the file is left as it is.
+  const db = hasSnapshot(config.db) ? openSnapshotToRead(config.db) : undefined;
   try {
     const last = db?.prepare(`SELECT run_id, status, started_at, finished_at, error FROM ${jobRunsSource(db)} WHERE job = ? ORDER BY started_at DESC, run_id DESC LIMIT 1`);
     const now = new Date();

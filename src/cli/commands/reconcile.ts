@@ -4,9 +4,9 @@
  * report was written but its arithmetic does not hold (the snapshot's history is inconsistent), or
  * the folder could not be written; 2 bad usage (an unknown or unfinished run, no run by that date).
  */
-import { existsSync } from "node:fs";
 import { relative, resolve } from "node:path";
 import { ConfigError } from "../../errors.js";
+import { openSnapshotToRead } from "../snapshot-to-read.js";
 import type { CommandContext } from "../context.js";
 import { ExitCode } from "../exit-codes.js";
 
@@ -18,15 +18,12 @@ export async function run(ctx: CommandContext): Promise<number> {
   if (o.out === undefined || o.out === "") problems.push("--out: the directory to write the report into is required (it is created if missing; its parent must exist)");
   if (problems.length) throw new ConfigError(problems);
   const config = ctx.config();
-  if (config.db !== ":memory:" && !existsSync(config.db)) {
-    throw new ConfigError([`db: no snapshot at ${config.db}; run \`benefits-sync sync\` first, or point --db at one`]);
-  }
   const { openDatabase } = await import("../../store/database.js");
   const { reconcile, reportJson } = await import("../../reports/reconcile.js");
   const { arithmeticLines } = await import("../../reports/render.js");
   const { moneyText } = await import("../../reports/money.js");
   const { OutputError } = await import("../../sinks/output-error.js");
-  const db = openDatabase(config.db, { readonly: true });
+  const db = openSnapshotToRead(config.db);
   let report;
   try {
     // On a terminal, one redrawn line says which part is being read; a log (cron, a pipe) gets none.

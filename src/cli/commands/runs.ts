@@ -1,20 +1,19 @@
 /** `benefits-sync runs`: the run history, newest first. */
-import { existsSync } from "node:fs";
 import { ConfigError } from "../../errors.js";
+import { openSnapshotToRead, readOrExplain, requireSnapshot } from "../snapshot-to-read.js";
 import type { CommandContext } from "../context.js";
 import { ExitCode } from "../exit-codes.js";
 
 export async function run(ctx: CommandContext): Promise<number> {
   const config = ctx.config();
   const limit = (ctx.options.limit as number | undefined) ?? 20;
-  if (config.db !== ":memory:" && !existsSync(config.db)) {
-    throw new ConfigError([`db: no snapshot at ${config.db}; run \`benefits-sync sync\` first, or point --db at one`]);
-  }
+  const abandon = ctx.options.abandon as number | undefined;
   const { openDatabase } = await import("../../store/database.js");
   const { listRuns } = await import("../../store/run-log.js");
-  const db = openDatabase(config.db);
+  // Listing only reads: the file is neither created nor converted. --abandon writes (and may convert it).
+  requireSnapshot(config.db);
+  const db = abandon === undefined ? openSnapshotToRead(config.db, { readOld: true }) : openDatabase(config.db);
   try {
-    const abandon = ctx.options.abandon as number | undefined;
     if (abandon !== undefined) {
       const { abandonRun } = await import("../../store/run-lease.js");
       try {
@@ -25,7 +24,8 @@ export async function run(ctx: CommandContext): Promise<number> {
       ctx.stdout.write(`Run ${abandon} is recorded failed (abandoned by hand); the next sync resumes its walk.\n`);
       return ExitCode.OK;
     }
-    const rows = listRuns(db, limit);
+    // An older snapshot is listed as it is when its run log has what is listed.
+    const rows = readOrExplain(db, config.db, () => listRuns(db, limit));
     if (ctx.globals.json) {
       ctx.stdout.write(`${JSON.stringify(rows.map(({ options, ...r }) => ({ ...r, options: JSON.parse(String(options)) })))}\n`);
       return ExitCode.OK;
