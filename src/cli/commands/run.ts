@@ -64,5 +64,6 @@ function printReconcileJob(ctx: CommandContext, name: string, r: ReconcileJobRep
   }
   if (r.error) ctx.stderr.write(`${name} failed (${r.error.code}): ${redact(r.error.message)}\n`);
   if (r.status === "succeeded" && ctx.globals.quiet) return;
+  if (c.nothingYet) ctx.stdout.write(`${name}: nothing to reconcile yet: ${c.nothingYet}\n`);
   for (const d of c.dirs) ctx.stdout.write(`Reconciliation of ${c.from} with ${c.to} (as of ${c.asOf}): ${d}/report.html (and summary.md, report.json, CSV files)\n`);
 }

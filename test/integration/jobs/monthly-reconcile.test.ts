@@ -6,7 +6,7 @@
  * over loopback, a real snapshot; the two syncs are dated in the history so that each month's
  * first day falls after one of them.
  */
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
@@ -72,7 +72,7 @@ async function setup(dates = ["2036-11-20", "2036-12-20"]): Promise<{ cwd: strin
 }
 
 /** Fire `job` once in a scheduler whose runs start at `now`; the fire's end line. */
-async function fireAt(t: { cwd: string; config: Config; textfile: string }, job: Job, now: string): Promise<LogEvent> {
+async function fireAt(t: { cwd: string; config: Config; textfile: string }, job: Job, now: string, notifyUrl?: string): Promise<LogEvent> {
   const events: LogEvent[] = [];
   const db = openDatabase(t.config.db);
   const s = new Scheduler({
@@ -81,6 +81,7 @@ async function fireAt(t: { cwd: string; config: Config; textfile: string }, job:
     log: (e) => events.push(e),
     textfile: t.textfile,
     waitForSnapshotMs: 0,
+    ...(notifyUrl ? { notifyUrl } : {}),
     now: () => new Date(now),
     run: (j, signal) => runJob(j, { config: t.config, env: {}, cwd: t.cwd, signal, now: new Date(now) }),
   });
@@ -119,20 +120,38 @@ describe("the monthly-reconcile job", () => {
     expect(pings).toEqual(["/ping/monthly/start", "/ping/monthly"]);
   });
 
-  it("a month with no sync on or before its first day fails, says why, and is recorded, metered and pinged as failed", async () => {
+  it("a month with no sync on or before its first day (a new install) is nothing to reconcile yet: no report, no failure, no alert", async () => {
     const t = await setup();
     pings.length = 0;
-    const end = await fireAt(t, t.monthly, "2036-12-01T06:00:00Z");
-    expect(end.event).toBe("job.failed");
-    expect(end.why).toMatch(/^the run failed \(CONFIG\): .*2036-11-01/);
+    // A notification receiver: a failure would be posted to it.
+    const notified: string[] = [];
+    const notify = createServer((req, res) => {
+      let body = "";
+      req.on("data", (c: Buffer) => (body += c.toString()));
+      req.on("end", () => (notified.push(body), res.end("ok")));
+    });
+    await new Promise<void>((r) => notify.listen(0, "127.0.0.1", r));
+    const notifyUrl = `http://127.0.0.1:${(notify.address() as AddressInfo).port}/notify`;
+    try {
+      const end = await fireAt(t, t.monthly, "2036-12-01T06:00:00Z", notifyUrl);
+      expect(end).toMatchObject({ event: "job.succeeded", reconcile: { from: "2036-11-01", dirs: [] } });
+      expect((end.reconcile as { nothingYet: string }).nothingYet).toBe(
+        "no sync had succeeded by 2036-11-01 (the first succeeded at 2036-11-20T03:00:00.000Z), so last month has no starting point; the first report comes on 2037-01-01",
+      );
+      expect(end.why).toBeUndefined();
+      expect(notified).toEqual([]);
+    } finally {
+      await new Promise((r) => notify.close(r));
+    }
     const db = openDatabase(t.config.db);
     try {
-      expect(db.prepare("SELECT status FROM _report_runs").pluck().all()).toEqual(["failed"]);
+      expect(db.prepare("SELECT status, dirs FROM _report_runs").all()).toEqual([{ status: "succeeded", dirs: "[]" }]);
     } finally {
       db.close();
     }
-    expect(readFileSync(t.textfile, "utf8")).toContain('benefits_sync_job_last_run_succeeded{job="monthly-reconcile"} 0');
-    expect(pings).toEqual(["/ping/monthly/start", "/ping/monthly/fail"]);
+    expect(readdirSync(join(t.cwd, "out"))).toEqual([]);
+    expect(readFileSync(t.textfile, "utf8")).toContain('benefits_sync_job_last_run_succeeded{job="monthly-reconcile"} 1');
+    expect(pings).toEqual(["/ping/monthly/start", "/ping/monthly"]);
   });
 });
 
@@ -152,12 +171,36 @@ describe("benefits-sync run monthly-reconcile", () => {
     expect(JSON.parse(readFileSync(join(out, "report.json"), "utf8"))).toMatchObject({ from: { runId: 1 }, to: { runId: 2 }, asOfDate: to });
   });
 
-  it("exits 1 saying why when no sync had succeeded by last month's first day", async () => {
+  it("on a new install says there is nothing to reconcile yet and exits 0, alerting no one", async () => {
     const now = new Date();
     const from = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() - 1, 1)).toISOString().slice(0, 10);
     const late = await setup(["2036-11-20", "2036-12-20"]);
-    const bad = await startCli(["run", "monthly-reconcile"], { BENEFITS_DB: late.config.db, BENEFITS_PII_KEY: PII }, late.cwd).done;
-    expect(bad.code).toBe(1);
-    expect(bad.stderr).toMatch(new RegExp(`^monthly-reconcile failed \\(CONFIG\\): .*${from}`));
+    const notified: string[] = [];
+    const notify = createServer((req, res) => {
+      notified.push(req.url ?? "");
+      res.end("ok");
+    });
+    await new Promise<void>((r) => notify.listen(0, "127.0.0.1", r));
+    try {
+      // The job's config with a chat webhook, which a failure would be posted to.
+      const file = join(late.cwd, "benefits-sync.config.json");
+      writeFileSync(file, JSON.stringify({ ...JSON.parse(readFileSync(file, "utf8")), notify: { urlEnv: "TEST_NOTIFY_URL" } }));
+      const env = { BENEFITS_DB: late.config.db, BENEFITS_PII_KEY: PII, TEST_NOTIFY_URL: `http://127.0.0.1:${(notify.address() as AddressInfo).port}/notify` };
+      const first = await startCli(["run", "monthly-reconcile"], env, late.cwd).done;
+      expect(first.code, first.stderr).toBe(0);
+      expect(first.stdout).toBe(`monthly-reconcile: nothing to reconcile yet: no sync had succeeded by ${from} (the first succeeded at 2036-11-20T03:00:00.000Z), so last month has no starting point; the first report comes on 2037-01-01\n`);
+      expect(first.stderr).toBe("");
+      expect(notified).toEqual([]);
+    } finally {
+      await new Promise((r) => notify.close(r));
+    }
+    // With no successful sync at all, the same, and the file is still no report's.
+    const empty = await setup([]);
+    const db = openDatabase(empty.config.db);
+    db.prepare("UPDATE _runs SET status = 'failed'").run();
+    db.close();
+    const none = await startCli(["run", "monthly-reconcile", "--json"], { BENEFITS_DB: empty.config.db, BENEFITS_PII_KEY: PII }, empty.cwd).done;
+    expect(none.code, none.stderr).toBe(0);
+    expect(JSON.parse(none.stdout)).toMatchObject({ status: "succeeded", dirs: [], nothingYet: expect.stringMatching(/^no sync has succeeded yet/) });
   });
 });
