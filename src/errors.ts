@@ -54,6 +54,11 @@ export interface ApiErrorFields {
   readonly timestamp?: string | undefined;
   readonly issues?: readonly ValidationIssue[] | undefined;
   readonly retryAfterMs?: number | undefined;
+  /**
+   * What an answer that is not JSON (an HTML error page from a proxy) showed, as `bodyView` allows:
+   * the status still decides the error; this only says what came with it.
+   */
+  readonly notJson?: BodyView | undefined;
 }
 
 /** The service answered with an error status. Subclasses narrow it by status. */
@@ -74,6 +79,7 @@ export class ApiError extends BenefitsSyncError {
       `${fields.method} ${fields.path} answered ${fields.status}` +
         (fields.serverMessage ? `: ${excerpt(fields.serverMessage)}` : "") +
         issueText +
+        (fields.notJson ? `; the answer is not JSON: ${"excerpt" in fields.notJson ? `it began: ${JSON.stringify(excerpt(fields.notJson.excerpt))}` : fields.notJson.shape}` : "") +
         (advice ? `. ${advice}` : ""),
     );
     this.status = fields.status;

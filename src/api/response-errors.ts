@@ -5,7 +5,6 @@ import {
   NotFoundError,
   PermissionError,
   RateLimitError,
-  ResponseShapeError,
   ServerError,
   type ApiErrorFields,
   redact,
@@ -22,10 +21,11 @@ import { shownPath } from "./people-endpoints.js";
  * `errors` entries and their field paths), never quoted, and the path's query values that could
  * identify a person are withheld.
  *
- * A body that is not JSON (an HTML page from a proxy) is a `ResponseShapeError` that names the
- * endpoint and shows a short redacted excerpt, or only the body's shape when the endpoint carries
- * people (a members or claims page, an enrollment). An empty body still maps by status: a bare 401 or
- * 429 says all it needs to.
+ * A body that is not JSON (an HTML page from a proxy) still maps by its status, as an empty one
+ * does: the status is the answer (a 403 is refused, a 400 rejected, whatever the page says), and
+ * only a 502 or 504 says the answer was lost (`answerLost`). The message shows a short redacted
+ * excerpt of the page, or only its shape when the endpoint carries people (a members or claims
+ * page, an enrollment).
  *
  * @example
  * errorFromResponse({ status: 404, method: "GET", path: "/v1/members/x", text: '{"message":"no member"}' })
@@ -49,7 +49,8 @@ export function errorFromResponse(res: {
     try {
       body = JSON.parse(res.text);
     } catch {
-      return new ResponseShapeError(`${res.method} ${fields.path}`, `the ${res.status} answer is not JSON`, bodyView(res.text, res.path));
+      // A status is an answer whatever the body: a proxy's HTML 403 is a refusal, not a lost answer.
+      fields.notJson = bodyView(res.text, res.path);
     }
     const parsed = ErrorBody.safeParse(body);
     if (parsed.success) {

@@ -6,6 +6,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { paths } from "../api/endpoints.js";
+import { answerLost } from "../api/lost-answer.js";
 import type { ServiceClient } from "../api/client.js";
 import type { AnswerSeen } from "../api/write-answers.js";
 import { ApiError, AuthError, PermissionError, redact } from "../errors.js";
@@ -113,11 +114,13 @@ export async function applyCensus(
     try {
       answer = await call();
     } catch (e) {
-      if (e instanceof ApiError) rec.answer = { status: e.status };
+      // A status is an answer (refused is refused, whatever the body) unless it says the answer was lost (a gateway's 502 or 504).
+      const refused = e instanceof ApiError && !answerLost(e);
+      if (refused) rec.answer = { status: e.status };
       if (e instanceof PermissionError || e instanceof AuthError) {
         record(journal, rec, { settled: true, outcome: e instanceof PermissionError ? "forbidden" : "unauthorized", message: e.message });
         stoppedBy = e.message;
-      } else if (e instanceof ApiError) {
+      } else if (refused) {
         record(journal, rec, { settled: true, outcome: "failed", message: `${e.message}; ${PORTAL_ADVICE}` });
       } else {
         // The answer was lost (a timeout, a reset) or unreadable: the write may have landed. Look.

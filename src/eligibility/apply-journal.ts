@@ -2,11 +2,14 @@
  * The apply's memory across crashes: each write is recorded before it is sent and its answer when
  * it comes, each line flushed to disk before the next step, so a `kill -9` at any point leaves a
  * journal that says which writes may have reached the service. No SSN, no demographic value: lines,
- * SSN tokens and ids. A lock file (with the holder's pid) keeps two applies off one group.
+ * SSN tokens and ids. A lock file (journal-lock.ts) keeps two applies off one group.
  */
-import { closeSync, existsSync, fsyncSync, mkdirSync, readFileSync, rmSync, writeSync } from "node:fs";
+import { closeSync, existsSync, fsyncSync, mkdirSync, readFileSync, writeSync } from "node:fs";
 import { dirname } from "node:path";
 import { openBesideSqlite } from "../store/sqlite-file.js";
+import { takeJournalLock, type JournalLock } from "./journal-lock.js";
+
+export { JournalBusyError } from "./journal-lock.js";
 
 export const WriteKinds = ["add-subscriber", "add-dependent", "terminate", "patch-member"] as const;
 export type WriteKind = (typeof WriteKinds)[number];
@@ -24,16 +27,12 @@ export interface OpenWrite {
   readonly outcome?: string;
 }
 
-/** Another apply holds the group's journal (exit 75: try again when it is done). */
-export class JournalBusyError extends Error {
-  readonly code = "CENSUS_BUSY";
-}
-
 export class ApplyJournal {
   private constructor(
     readonly path: string,
     private readonly fd: number,
     private readonly entries: JournalEntry[],
+    private readonly lock: JournalLock,
   ) {}
 
   /**
@@ -44,7 +43,7 @@ export class ApplyJournal {
    */
   static open(path: string): ApplyJournal {
     mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
-    takeLock(`${path}.lock`);
+    const lock = takeJournalLock(`${path}.lock`);
     const entries: JournalEntry[] = [];
     if (existsSync(path)) {
       for (const line of readFileSync(path, "utf8").split("\n")) {
@@ -56,8 +55,7 @@ export class ApplyJournal {
         }
       }
     }
-    // Beside the snapshot, which this process has open: never a path SQLite uses (store/sqlite-file.ts).
-    return new ApplyJournal(path, openBesideSqlite(path, "a", 0o600), entries);
+    return new ApplyJournal(path, openBesideSqlite(path, "a", 0o600), entries, lock);
   }
 
   /** Append one entry and flush it to disk before returning. */
@@ -84,34 +82,9 @@ export class ApplyJournal {
     return [...open.values()];
   }
 
+  /** Close the journal and release its lock, if it is still this apply's own. */
   close(): void {
     closeSync(this.fd);
-    rmSync(`${this.path}.lock`, { force: true });
-  }
-}
-
-function takeLock(lock: string): void {
-  for (let attempt = 0; attempt < 2; attempt++) {
-    try {
-      const fd = openBesideSqlite(lock, "wx", 0o600);
-      writeSync(fd, String(process.pid));
-      closeSync(fd);
-      return;
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e;
-      const pid = Number(readFileSync(lock, "utf8").trim());
-      if (Number.isInteger(pid) && pid > 0 && alive(pid)) throw new JournalBusyError(`another census apply (pid ${pid}) is working on this group (${lock}); try again when it is done`);
-      rmSync(lock, { force: true });
-    }
-  }
-  throw new JournalBusyError(`could not take the lock ${lock}; try again`);
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === "EPERM";
+    this.lock.release();
   }
 }

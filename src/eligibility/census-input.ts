@@ -2,10 +2,13 @@
  * The census file and the PII key a command starts from. The key must be the snapshot's (the same
  * HMAC key gives the same SSN token), so a census never creates one where a snapshot has none.
  */
-import { existsSync, readFileSync } from "node:fs";
+import { createHash } from "node:crypto";
+import { closeSync, existsSync, fstatSync, openSync, readSync } from "node:fs";
+import { StringDecoder } from "node:string_decoder";
 import { ConfigError } from "../errors.js";
 import { loadOrCreatePiiKey } from "../store/pii.js";
-import { readCensus, type Census } from "./read-census.js";
+import { CsvParser } from "./csv-records.js";
+import { CensusReader, type Census } from "./read-census.js";
 
 /**
  * The snapshot's PII key: the configured one, or the key file beside the snapshot. With neither,
@@ -18,17 +21,48 @@ export function snapshotPiiKey(dbPath: string, configured: string | undefined): 
 }
 
 /**
- * Read and check the census file at `path` (a missing or unreadable file is a ConfigError).
+ * The largest census file read: about 1.5 million rows of a usual layout. A group's census is far
+ * smaller; a bigger file is most likely several groups' (or not a census), and is refused before
+ * anything is read.
+ */
+export const CENSUS_MAX_BYTES = 100 * 1024 * 1024;
+
+const CHUNK = 1024 * 1024;
+
+/**
+ * Read and check the census file at `path`, in chunks (never the whole file as one string), with
+ * its SHA-256 for the result file. A missing or unreadable file, or one over
+ * {@link CENSUS_MAX_BYTES}, is a ConfigError (exit 2) and nothing of it is read.
  *
  * @example const census = loadCensus("census.csv", key);
  */
-export function loadCensus(path: string, key: Buffer): Census & { bytes: Buffer } {
-  let bytes: Buffer;
+export function loadCensus(path: string, key: Buffer): Census & { sha256: string } {
+  let fd: number;
+  let size: number;
   try {
-    bytes = readFileSync(path);
+    fd = openSync(path, "r");
+    size = fstatSync(fd).size;
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
     throw new ConfigError([`FILE: cannot read the census file ${path}${code === "ENOENT" ? ": no such file" : code ? ` (${code})` : ""}`]);
   }
-  return { ...readCensus(bytes.toString("utf8"), path, key), bytes };
+  try {
+    if (size > CENSUS_MAX_BYTES)
+      throw new ConfigError([`FILE: the census file ${path} is ${mb(size)}, over the ${mb(CENSUS_MAX_BYTES)} a census may be; nothing was read or sent. Split it, e.g. one file per group (see docs/census.md)`]);
+    const hash = createHash("sha256");
+    const decoder = new StringDecoder("utf8");
+    const reader = new CensusReader(path, key);
+    const parser = new CsvParser((rec) => reader.record(rec));
+    const buf = Buffer.allocUnsafe(CHUNK);
+    for (let n; (n = readSync(fd, buf, 0, CHUNK, null)) > 0; ) {
+      hash.update(buf.subarray(0, n));
+      parser.push(decoder.write(buf.subarray(0, n)));
+    }
+    parser.push(decoder.end());
+    return { ...reader.finish(parser.end().unterminatedQuoteAt), sha256: hash.digest("hex") };
+  } finally {
+    closeSync(fd);
+  }
 }
+
+const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MB`;

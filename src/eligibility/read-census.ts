@@ -6,7 +6,7 @@
  */
 import { ssnToken } from "../store/pii.js";
 import { CENSUS_COLUMNS, CensusRowSchema, type CensusRowFields } from "./census-row.js";
-import { csvRecords } from "./csv-records.js";
+import { CsvParser, type CsvRecord } from "./csv-records.js";
 
 /** One person of the file, checked. */
 export interface CensusRow extends Omit<CensusRowFields, "ssn"> {
@@ -48,10 +48,56 @@ export class CensusFileError extends Error {
  * const { rows, problems } = readCensus(readFileSync("census.csv", "utf8"), "census.csv", piiKey);
  */
 export function readCensus(text: string, file: string, piiKey: Buffer): Census {
-  const { records, unterminatedQuoteAt } = csvRecords(text);
-  if (unterminatedQuoteAt !== undefined) throw new CensusFileError(file, [`line ${unterminatedQuoteAt}: a quoted cell is never closed`]);
-  const [header, ...body] = records;
-  if (!header) throw new CensusFileError(file, ["the file is empty: expected a header row, then one row per person"]);
+  const reader = new CensusReader(file, piiKey);
+  const parser = new CsvParser((rec) => reader.record(rec));
+  parser.push(text);
+  return reader.finish(parser.end().unterminatedQuoteAt);
+}
+
+/**
+ * The same, one record at a time as a file is read (census-input.ts): each row is checked as it
+ * comes, and only the checked rows are kept.
+ */
+export class CensusReader {
+  private names: string[] | undefined;
+  private rowCount = 0;
+  private readonly rows: CensusRow[] = [];
+  private readonly problems: RowProblem[] = [];
+
+  constructor(
+    private readonly file: string,
+    private readonly piiKey: Buffer,
+  ) {}
+
+  record(rec: CsvRecord): void {
+    if (!this.names) return void (this.names = headerNames(rec, this.file));
+    const names = this.names;
+    this.rowCount++;
+    if (rec.fields.length !== names.length) {
+      this.problems.push({ line: rec.line, field: "(row)", message: `expected ${names.length} cells as in the header, found ${rec.fields.length}` });
+      return;
+    }
+    const cells: Record<string, string> = Object.fromEntries(CENSUS_COLUMNS.map((c) => [c.name, ""]));
+    names.forEach((n, i) => (cells[n] = rec.fields[i]!));
+    const parsed = CensusRowSchema.safeParse(cells);
+    if (!parsed.success) {
+      for (const issue of parsed.error.issues) this.problems.push({ line: rec.line, field: String(issue.path[0] ?? "(row)"), message: issue.message });
+      return;
+    }
+    const { ssn, ...rest } = parsed.data;
+    this.rows.push({ ...rest, line: rec.line, ssn, ssnToken: ssnToken(ssn, this.piiKey), ssnLast4: ssn.slice(-4) });
+  }
+
+  /** The census, once every record was given (`unterminatedQuoteAt`: the parser's end). */
+  finish(unterminatedQuoteAt?: number): Census {
+    if (unterminatedQuoteAt !== undefined) throw new CensusFileError(this.file, [`line ${unterminatedQuoteAt}: a quoted cell is never closed`]);
+    if (!this.names) throw new CensusFileError(this.file, ["the file is empty: expected a header row, then one row per person"]);
+    return { rowCount: this.rowCount, ...crossRowChecks(this.rows, this.problems) };
+  }
+}
+
+/** The header's column names, or {@link CensusFileError} for a header this version cannot use. */
+function headerNames(header: CsvRecord, file: string): string[] {
   const names = header.fields.map((f) => f.trim().toLowerCase());
   const known = new Set<string>(CENSUS_COLUMNS.map((c) => c.name));
   const fileProblems: string[] = [];
@@ -61,25 +107,7 @@ export function readCensus(text: string, file: string, piiKey: Buffer): Census {
   });
   for (const c of CENSUS_COLUMNS) if (c.required && !names.includes(c.name)) fileProblems.push(`header: the required column ${c.name} is missing`);
   if (fileProblems.length > 0) throw new CensusFileError(file, fileProblems);
-
-  const rows: CensusRow[] = [];
-  const problems: RowProblem[] = [];
-  for (const rec of body) {
-    if (rec.fields.length !== names.length) {
-      problems.push({ line: rec.line, field: "(row)", message: `expected ${names.length} cells as in the header, found ${rec.fields.length}` });
-      continue;
-    }
-    const cells: Record<string, string> = Object.fromEntries(CENSUS_COLUMNS.map((c) => [c.name, ""]));
-    names.forEach((n, i) => (cells[n] = rec.fields[i]!));
-    const parsed = CensusRowSchema.safeParse(cells);
-    if (!parsed.success) {
-      for (const issue of parsed.error.issues) problems.push({ line: rec.line, field: String(issue.path[0] ?? "(row)"), message: issue.message });
-      continue;
-    }
-    const { ssn, ...rest } = parsed.data;
-    rows.push({ ...rest, line: rec.line, ssn, ssnToken: ssnToken(ssn, piiKey), ssnLast4: ssn.slice(-4) });
-  }
-  return { rowCount: body.length, ...crossRowChecks(rows, problems) };
+  return names;
 }
 
 /** The rules between rows; a row that breaks one leaves the usable rows, with its problem. */

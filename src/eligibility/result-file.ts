@@ -3,7 +3,6 @@
  * whole or not at all (a temporary file, then a rename), mode 0600, and checked for a plain SSN of
  * the census before it is renamed into place: the file is ours, so it follows the PHI rule.
  */
-import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, renameSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import type { ApplyReport } from "./apply-census.js";
@@ -25,7 +24,8 @@ export function defaultResultPath(dbPath: string, groupPolicyId: string, at: Dat
 
 export interface ResultMeta {
   readonly file: string;
-  readonly fileBytes: Buffer;
+  /** The census file's SHA-256 (hex). */
+  readonly fileSha256: string;
   readonly service: string;
   readonly groupPolicyId: string;
   readonly groupNumber: string | null;
@@ -40,10 +40,8 @@ export interface ResultMeta {
  * @example writeResultFile(path, report, meta, census.rows)
  */
 export function writeResultFile(path: string, report: ApplyReport, meta: ResultMeta, rows: readonly CensusRow[]): void {
-  const { fileBytes, ...shown } = meta;
   const doc = {
-    ...shown,
-    fileSha256: createHash("sha256").update(fileBytes).digest("hex"),
+    ...meta,
     group: { groupPolicyId: meta.groupPolicyId, groupNumber: meta.groupNumber },
     ...report,
   };

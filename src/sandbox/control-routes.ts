@@ -24,6 +24,8 @@ export const FaultPlanSchema = z.strictObject({
   afterRequests: z.number().int().min(0).optional(),
   latencyMs: z.union([z.number().min(0), z.object({ min: z.number().min(0), max: z.number().min(0) })]).optional(),
   http400: Rate.optional(),
+  http403: Rate.optional(),
+  htmlErrors: z.boolean().optional(),
   http429: Rate.optional(),
   retryAfterSeconds: z.number().min(0).nullable().optional(),
   http500: Rate.optional(),

@@ -27,6 +27,8 @@ export interface FaultPlan {
   http429?: FaultRate;
   /** A 400 (`Validation failed` unless `errorMessage` says otherwise). */
   http400?: FaultRate;
+  /** A 403 (`Forbidden` unless `errorMessage` says otherwise): the organization lacks a permission. */
+  http403?: FaultRate;
   /** Retry-After seconds sent with a 429 (default 1); null sends none. */
   retryAfterSeconds?: number | null;
   http500?: FaultRate;
@@ -38,6 +40,11 @@ export interface FaultPlan {
    * the person a request was about ("... taken by member Jane Roe born 1980-02-03").
    */
   errorMessage?: string;
+  /**
+   * Injected 400, 403 and 500 answers are an HTML error page, as a proxy in front of a service
+   * sends, instead of the service's JSON error body (the status is the same).
+   */
+  htmlErrors?: boolean;
   /** An `errors` array sent with an injected 400 or 500 (the validation failures' field paths). */
   errorIssues?: { path: (string | number)[]; message: string; code: string }[];
   /** Destroy the socket without an answer. */
@@ -64,12 +71,13 @@ export interface FaultPlan {
   extraFields?: Partial<Record<ListResource, Record<string, unknown>>>;
 }
 
-export type FaultAction = "none" | "400" | "429" | "500" | "502" | "503" | "reset" | "hang" | "lost";
+export type FaultAction = "none" | "400" | "403" | "429" | "500" | "502" | "503" | "reset" | "hang" | "lost";
 
 const ORDER: readonly [keyof FaultPlan, FaultAction][] = [
   ["hang", "hang"],
   ["reset", "reset"],
   ["http400", "400"],
+  ["http403", "403"],
   ["http429", "429"],
   ["http500", "500"],
   ["http502", "502"],

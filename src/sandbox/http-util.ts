@@ -34,6 +34,18 @@ export function sendError(res: ServerResponse, status: number, path: string, mes
 export const HTML_502 =
   "<html>\r\n<head><title>502 Bad Gateway</title></head>\r\n<body>\r\n<center><h1>502 Bad Gateway</h1></center>\r\n<hr><center>nginx</center>\r\n</body>\r\n</html>\r\n";
 
+/** An error page as a proxy in front of a service sends it: the status, and HTML where JSON was expected. */
+export function htmlErrorPage(status: number, message: string): string {
+  const escaped = message.replace(/[&<>"]/g, (c) => `&#${c.charCodeAt(0)};`);
+  return `<!DOCTYPE html>\r\n<html>\r\n<head><title>${status} ${escaped}</title></head>\r\n<body>\r\n<center><h1>${status} ${escaped}</h1></center>\r\n<hr><center>nginx</center>\r\n</body>\r\n</html>\r\n`;
+}
+
+/** Answer an HTML page with this status. */
+export function sendHtml(res: ServerResponse, status: number, html: string): void {
+  res.writeHead(status, { "content-type": "text/html", "content-length": Buffer.byteLength(html) });
+  res.end(html);
+}
+
 const MAX_BODY = 5 * 1024 * 1024;
 
 /** Read and parse a JSON body; a malformed one is a 400 with an `errors` entry. */

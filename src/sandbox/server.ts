@@ -7,7 +7,7 @@ import type { Socket } from "node:net";
 import { handleApi, type ApiContext, type ListFaults } from "./api-routes.js";
 import { handleControl, type ControlContext } from "./control-routes.js";
 import type { FaultInjector } from "./faults.js";
-import { HTML_502, HttpError, isLoopback, sendError } from "./http-util.js";
+import { HTML_502, HttpError, htmlErrorPage, isLoopback, sendError, sendHtml } from "./http-util.js";
 import { CursorError } from "./listing.js";
 
 export interface ServerStats {
@@ -116,13 +116,15 @@ export function createSandboxServer(api: ApiContext, control: ControlContext, fa
         return sendError(res, 429, path, "Too many requests", undefined, ra === null ? {} : { "retry-after": String(ra ?? 1) });
       }
       case "400":
-        return sendError(res, 400, path, faults.current.errorMessage ?? "Validation failed", faults.current.errorIssues);
-      case "500":
-        return sendError(res, 500, path, faults.current.errorMessage ?? "Internal server error", faults.current.errorIssues);
+      case "403":
+      case "500": {
+        const status = Number(d.action);
+        const message = faults.current.errorMessage ?? (status === 400 ? "Validation failed" : status === 403 ? "Forbidden" : "Internal server error");
+        if (faults.current.htmlErrors) return sendHtml(res, status, htmlErrorPage(status, message));
+        return sendError(res, status, path, message, status === 403 ? undefined : faults.current.errorIssues);
+      }
       case "502":
-        res.writeHead(502, { "content-type": "text/html", "content-length": Buffer.byteLength(HTML_502) });
-        res.end(HTML_502);
-        return;
+        return sendHtml(res, 502, HTML_502);
       case "503":
         return sendError(res, 503, path, "Service unavailable");
       default:

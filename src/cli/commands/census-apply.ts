@@ -69,7 +69,7 @@ export async function run(ctx: CommandContext): Promise<number> {
         log,
       });
       const path = typeof ctx.options.result === "string" ? ctx.options.result : defaultResultPath(config.db, found.groupPolicyId, started);
-      writeResultFile(path, report, { file, fileBytes: census.bytes, service: target.baseUrl, groupPolicyId: found.groupPolicyId, groupNumber: found.groupNumber, startedAt: started.toISOString(), finishedAt: new Date().toISOString() }, census.rows);
+      writeResultFile(path, report, { file, fileSha256: census.sha256, service: target.baseUrl, groupPolicyId: found.groupPolicyId, groupNumber: found.groupNumber, startedAt: started.toISOString(), finishedAt: new Date().toISOString() }, census.rows);
       const sent = report.requests.length;
       if (ctx.globals.json) {
         ctx.stdout.write(`${JSON.stringify({ status: report.status, sent, requests: report.requests.map(({ body: _b, ...r }) => r), settledFromEarlier: report.settledFromEarlier.length, learned: report.learned.length, resultFile: path, ...(report.stoppedBy ? { stoppedBy: report.stoppedBy } : {}) })}\n`);

@@ -105,12 +105,12 @@ describe("error answers map to typed errors with the server's message", () => {
     expect(hits).toBeGreaterThan(1);
   });
 
-  it("an HTML 502 page becomes a ResponseShapeError, after the retries a 502 deserves", async () => {
+  it("an HTML 502 page is a ServerError by its status (the page quoted), after the retries a 502 deserves", async () => {
     const html = "<!DOCTYPE html><html><head><title>502 Bad Gateway</title></head><body><center><h1>502 Bad Gateway</h1></center><hr>nginx</body></html>";
     const { err, hits, sleeps } = await failWith(502, html, (c) => c.getJson("/v2/designs"));
-    expect(err).toBeInstanceOf(ResponseShapeError);
-    expect((err as ResponseShapeError).endpoint).toBe("GET /v2/designs");
-    expect(err.message).toMatch(/^GET \/v2\/designs: the 502 answer is not JSON; the answer began: "<!DOCTYPE html>.*502 Bad Gateway/);
+    expect(err).toBeInstanceOf(ServerError);
+    expect((err as ServerError).status).toBe(502);
+    expect(err.message).toMatch(/^GET \/v2\/designs answered 502; the answer is not JSON: it began: "<!DOCTYPE html>.*502 Bad Gateway/);
     expect(hits).toBe(5);
     expect(sleeps).toHaveLength(4);
   });
@@ -118,7 +118,7 @@ describe("error answers map to typed errors with the server's message", () => {
   it("from an endpoint that carries people, the page is described, never quoted", async () => {
     const html = "<html><body>502 for Ana Lee, born 1980-02-29, SSN 123456789</body></html>";
     const { err } = await failWith(502, html, (c) => c.getJson("/v2/members"));
-    expect(err).toBeInstanceOf(ResponseShapeError);
+    expect(err).toBeInstanceOf(ServerError);
     expect(err.message).toMatch(/an HTML page \(\d+ bytes\), not quoted/);
     for (const phi of ["Ana", "1980-02-29", "123456789"]) expect(err.message).not.toContain(phi);
   });

@@ -1,6 +1,6 @@
 import { request } from "undici";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { PaginationError, RateLimitError, ResponseShapeError, ServerError, TransportError } from "../../../src/errors.js";
+import { PaginationError, PermissionError, RateLimitError, ServerError, TransportError } from "../../../src/errors.js";
 import { startSandbox, type FaultPlan, type Sandbox } from "../../../src/sandbox/index.js";
 import { FaultInjector } from "../../../src/sandbox/faults.js";
 import { waitUntil } from "../../helpers/wait.js";
@@ -55,9 +55,21 @@ describe("faults over HTTP", () => {
     const r = await status("/v2/designs");
     expect(r.status).toBe(502);
     expect(r.body).toMatch(/<html>/);
-    await expect(walk(clientFor(sb, "full", noRetry), "designs")).rejects.toBeInstanceOf(ResponseShapeError);
+    await expect(walk(clientFor(sb, "full", noRetry), "designs")).rejects.toMatchObject({ name: "ServerError", status: 502 });
     sb.setFaults({ http503: 1 });
     await expect(walk(clientFor(sb, "full", noRetry), "designs")).rejects.toMatchObject({ status: 503 });
+  });
+
+  it("a 403, and with htmlErrors an HTML page in place of the JSON error body, whose status still decides", async () => {
+    sb.setFaults({ http403: 1 });
+    expect(await status("/v2/designs")).toMatchObject({ status: 403, body: expect.stringContaining('"message":"Forbidden"') });
+    sb.setFaults({ http403: 1, htmlErrors: true });
+    const r = await status("/v2/designs");
+    expect(r.status).toBe(403);
+    expect(r.body).toMatch(/^<!DOCTYPE html>[\s\S]*403 Forbidden/);
+    await expect(walk(clientFor(sb, "full", noRetry), "designs")).rejects.toBeInstanceOf(PermissionError);
+    sb.setFaults({ http400: 1, htmlErrors: true, errorMessage: "Bad <Request>" });
+    expect(await status("/v2/designs")).toMatchObject({ status: 400, body: expect.stringContaining("400 Bad &#60;Request&#62;") });
   });
 
   it("transient faults are retried by the client and the walk is still complete", async () => {

@@ -1,7 +1,7 @@
 import { MockAgent } from "undici";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createClient, type ServiceClient } from "../../../src/api/client.js";
-import { BenefitsSyncError, ResponseShapeError } from "../../../src/errors.js";
+import { ApiError, BenefitsSyncError, ResponseShapeError } from "../../../src/errors.js";
 
 const ORIGIN = "http://svc.test";
 const PHI = ["Jonathan", "Quixley", "1984-07-19", "07/19/1984", "123-45-6789", "987654321", "6789", "4321"];
@@ -89,9 +89,10 @@ describe("a malformed answer from an endpoint that carries people is described, 
   it.each([502, 400, 404])("an HTML %i page from the members list", async (status) => {
     answer("GET", "/v2/members", status, HTML);
     const err = await failure(() => drain(client().rawPages("members")));
-    expect(err).toBeInstanceOf(ResponseShapeError);
+    expect(err).toBeInstanceOf(ApiError);
+    expect((err as ApiError).status).toBe(status);
     expectNoPhi(err);
-    expect(err.message).toContain(`the ${status} answer is not JSON`);
+    expect(err.message).toContain(`answered ${status}; the answer is not JSON`);
     expect(err.message).toContain("an HTML page");
   });
 });

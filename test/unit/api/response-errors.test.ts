@@ -6,7 +6,6 @@ import {
   NotFoundError,
   PermissionError,
   RateLimitError,
-  ResponseShapeError,
   ServerError,
 } from "../../../src/errors.js";
 
@@ -47,23 +46,25 @@ describe("errorFromResponse", () => {
     expect(e.message).toContain("adminEmail: Invalid email");
   });
 
-  it("turns an HTML page into a ResponseShapeError naming the endpoint, with a short excerpt", () => {
+  it("maps an HTML page by its status, naming the endpoint, with a short excerpt: a status is an answer whatever the body", () => {
     const html = `<html><body><h1>502 Bad Gateway</h1>${"x".repeat(5000)}</body></html>`;
-    const e = errorFromResponse({ status: 502, method: "GET", path: "/v2/designs", text: html }) as ResponseShapeError;
-    expect(e).toBeInstanceOf(ResponseShapeError);
-    expect(e.endpoint).toBe("GET /v2/designs");
-    expect(e.message).toContain("502 answer is not JSON");
-    expect(e.message).toContain("502 Bad Gateway");
-    expect(e.excerpt.length).toBeLessThanOrEqual(201);
+    const e = errorFromResponse({ status: 502, method: "GET", path: "/v2/designs", text: html }) as ServerError;
+    expect(e).toBeInstanceOf(ServerError);
+    expect(e.status).toBe(502);
+    expect(e.message).toMatch(/^GET \/v2\/designs answered 502; the answer is not JSON: it began: ".*502 Bad Gateway/);
+    expect(e.message.length).toBeLessThan(400);
+    const refused = errorFromResponse({ status: 403, method: "POST", path: "/v2/groups", text: "<html><h1>403 Forbidden</h1></html>" });
+    expect(refused).toBeInstanceOf(PermissionError);
+    expect(refused.message).toContain("403 Forbidden");
   });
 
   it("describes, never quotes, a page from an endpoint that carries people", () => {
     const html = `<html><body><h1>Jane Roe 1970-01-02 123456789</h1></body></html>`;
     for (const path of ["/v2/members?limit=5", "/v1/members/m1", "/v1/claims/medical", "/v3/groups/g1/enroll/add-subscriber"]) {
-      const e = errorFromResponse({ status: 502, method: "GET", path, text: html }) as ResponseShapeError;
+      const e = errorFromResponse({ status: 502, method: "GET", path, text: html }) as ServerError;
+      expect(e).toBeInstanceOf(ServerError);
       expect(e.message).toContain(`an HTML page (${html.length} bytes)`);
       expect(e.message).not.toMatch(/Jane|Roe|1970|6789/);
-      expect(e.excerpt).not.toMatch(/Jane|Roe|1970|6789/);
     }
   });
 

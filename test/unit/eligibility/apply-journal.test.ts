@@ -41,7 +41,7 @@ describe("the apply journal", () => {
     const gone = spawnSync(process.execPath, ["-e", "process.stdout.write(String(process.pid))"]).stdout.toString();
     writeFileSync(`${path}.lock`, gone);
     const second = ApplyJournal.open(path);
-    expect(readFileSync(`${path}.lock`, "utf8")).toBe(String(process.pid));
+    expect(JSON.parse(readFileSync(`${path}.lock`, "utf8"))).toMatchObject({ pid: process.pid });
     second.close();
   });
 });

@@ -60,3 +60,19 @@ describe("reading a census file", () => {
     expect(documented).toEqual(CENSUS_COLUMNS.map((c) => c.name));
   });
 });
+
+describe("the CSV split fed in pieces", () => {
+  it("gives the same records whatever the pieces, a doubled quote, a quoted line break or a CRLF straddling two", async () => {
+    const { CsvParser, csvRecords } = await import("../../../src/eligibility/csv-records.js");
+    const text = '\ufeffa,b,c\r\n"x ""q"", y","line\r\nbreak",3\r\n\r\n"",z,"a""b"\n"q"tail,,\r\nlast,1,2';
+    const whole = csvRecords(text).records;
+    expect(whole).toHaveLength(5);
+    for (const size of [1, 2, 3, 5, 7]) {
+      const got: unknown[] = [];
+      const p = new CsvParser((r) => got.push(r));
+      for (let i = 0; i < text.length; i += size) p.push(text.slice(i, i + size));
+      expect(p.end()).toEqual({});
+      expect(got, `pieces of ${size}`).toEqual(whole);
+    }
+  });
+});
