@@ -3,10 +3,11 @@
  * HMAC key gives the same SSN token), so a census never creates one where a snapshot has none.
  */
 import { createHash } from "node:crypto";
-import { closeSync, existsSync, fstatSync, openSync, readSync } from "node:fs";
+import { closeSync, existsSync, fstatSync, readSync } from "node:fs";
 import { StringDecoder } from "node:string_decoder";
 import { ConfigError } from "../errors.js";
 import { loadOrCreatePiiKey } from "../store/pii.js";
+import { openBesideSqlite } from "../store/sqlite-file.js";
 import { CsvParser } from "./csv-records.js";
 import { CensusReader, type Census } from "./read-census.js";
 
@@ -40,7 +41,9 @@ export function loadCensus(path: string, key: Buffer): Census & { sha256: string
   let fd: number;
   let size: number;
   try {
-    fd = openSync(path, "r");
+    // The user's CSV, read before this process opens any SQLite file; a path named as SQLite names
+    // its files is refused unopened (src/store/sqlite-file.ts).
+    fd = openBesideSqlite(path, "r", 0o600);
     size = fstatSync(fd).size;
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;

@@ -82,6 +82,11 @@ const RAW_OPENS: Record<string, string> = {
   "src/sinks/files/folder-sink.ts": "a directory, opened to fsync its entries",
 };
 
+/** The files that read a descriptor (readSync, fstatSync), and why it is never a SQLite file's. */
+const DESCRIPTOR_READS: Record<string, string> = {
+  "src/eligibility/census-input.ts": "the user's census CSV, opened by openBesideSqlite and read in chunks before the command opens any SQLite file",
+};
+
 function sources(d: string): string[] {
   return readdirSync(d, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? sources(join(d, e.name)) : e.name.endsWith(".ts") ? [join(d, e.name)] : []));
 }
@@ -91,5 +96,6 @@ it("src/ opens no raw descriptor of a SQLite file: no closeSync(openSync(, and e
   const files = sources(join(root, "src")).map((f) => ({ name: relative(root, f), text: readFileSync(f, "utf8") }));
   expect(files.filter((f) => f.text.includes("closeSync(openSync(")).map((f) => f.name)).toEqual([]);
   expect(files.filter((f) => /\bopenSync\(/.test(f.text)).map((f) => f.name).sort()).toEqual(Object.keys(RAW_OPENS).sort());
-  expect(files.filter((f) => /\b(readSync|fstatSync)\(/.test(f.text)).map((f) => f.name)).toEqual([]);
+  // Reading a descriptor: only of the files on the list.
+  expect(files.filter((f) => /\b(readSync|fstatSync)\(/.test(f.text)).map((f) => f.name)).toEqual(Object.keys(DESCRIPTOR_READS));
 });
