@@ -77,7 +77,7 @@ export function reconcile(db: Database, opts: ReconcileOptions): ReconcileReport
   const version = db.pragma("user_version", { simple: true }) as number;
   if (version < migrations.length) {
     throw new ConfigError([
-      `db: ${db.name} has schema version ${version}; this benefits-sync reads version ${migrations.length}. Run \`benefits-sync runs\` once (it upgrades the snapshot and changes no data), then reconcile again`,
+      `db: ${db.name} has schema version ${version}; this benefits-sync reads version ${migrations.length}. run \`benefits-sync sync\` (or any command that writes to it) once, then reconcile again`,
     ]);
   }
   db.exec("BEGIN");

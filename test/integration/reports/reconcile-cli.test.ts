@@ -127,7 +127,7 @@ describe("benefits-sync reconcile", () => {
     db.close();
     const refused = await runCli(["reconcile", "--from", "1", "--to", "3", "--out", "old"], { env: { ...env, BENEFITS_DB: old }, cwd: dir });
     expect(refused.code).toBe(ExitCode.USAGE);
-    expect(refused.stderr).toContain(`has schema version ${latest - 1}; this benefits-sync reads version ${latest}. Run \`benefits-sync runs\` once`);
+    expect(refused.stderr).toContain(`was made by an older benefits-sync (schema ${latest - 1}; this one reads ${latest}) and a read-only command does not convert it: run \`benefits-sync sync\``);
     expect(existsSync(join(dir, "old"))).toBe(false);
   });
 
