@@ -80,8 +80,7 @@ export async function applyCensus(
   opts: ApplyOptions,
 ): Promise<ApplyReport> {
   const deps: SettleDeps = { client, group, key, settleMs: opts.settleMs, pollTimeoutMs: opts.pollTimeoutMs, sleep: opts.sleep };
-  const rows = new Map(census.rows.map((r) => [r.line, r]));
-  const rowAt = (line: number): CensusRow => rows.get(line)!;
+  const rowAt = (line: number): CensusRow => census.rows.byLine(line)!;
   const requests: RequestRecord[] = [];
   let stoppedBy: string | undefined;
 
@@ -194,10 +193,11 @@ export async function applyCensus(
       view = await readServiceGroup(client, group, key);
     }
     const index = new MemberIndex(view.members);
-    const learned = census.rows.flatMap((r) => {
+    const learned: { line: number; memberId: string; coverageId: string }[] = [];
+    for (const r of census.rows) {
       const m = index.match(r);
-      return m.kind === "member" ? [{ line: r.line, memberId: m.member.memberId, coverageId: m.member.coverage.id }] : [];
-    });
+      if (m.kind === "member") learned.push({ line: r.line, memberId: m.member.memberId, coverageId: m.member.coverage.id });
+    }
     // An earlier write found not applied is no failure of this apply: the plan above decided it afresh.
     const failed = requests.some((r) => FAILED.has(r.outcome) && !superseded(r, requests)) || settledFromEarlier.some((r) => r.outcome === "failed");
     return { status: failed || stoppedBy ? "failed" : "succeeded", settledFromEarlier, plan: shownPlan, requests, learned, ...(stoppedBy ? { stoppedBy } : {}) };

@@ -22,11 +22,13 @@ export function snapshotPiiKey(dbPath: string, configured: string | undefined): 
 }
 
 /**
- * The largest census file read: about 1.5 million rows of a usual layout. A group's census is far
- * smaller; a bigger file is most likely several groups' (or not a census), and is refused before
- * anything is read.
+ * The largest census file read: 40 MB, about 280,000 rows of the full layout (about 145 bytes a
+ * row). `census plan` of 300,000 such rows peaked at 0.62 GB and of 600,000 at 1.09 GB (linear,
+ * about 1.6 KB a row over 0.16 GB: bench/census-size.ts), so a file at the limit stays under 1 GB
+ * also with narrower rows (about 490,000 rows of 85 bytes). A group's census is far smaller; a
+ * bigger file is most likely several groups' (or not a census), and is refused before it is read.
  */
-export const CENSUS_MAX_BYTES = 100 * 1024 * 1024;
+export const CENSUS_MAX_BYTES = 40 * 1024 * 1024;
 
 const CHUNK = 1024 * 1024;
 

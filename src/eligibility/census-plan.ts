@@ -59,10 +59,14 @@ export function planCensus(census: Census, view: GroupView): CensusPlan {
     return { reason: `the group has ${view.plans.length} plans (${view.plans.join(", ")}): give plan_id` };
   };
 
-  // Subscribers first: a dependent's fate depends on its subscriber's.
-  const ordered = [...census.rows].sort((a, b) => Number(b.relationship === "self") - Number(a.relationship === "self") || a.line - b.line);
+  // Subscribers first: a dependent's fate depends on its subscriber's. Two passes over the rows in
+  // file order, each row an object only while it is planned (never all of them at once).
   const subscriberOf = new Map<string, { entry?: NewSubscriber & { dependents: number[] }; member?: GroupMember; failedLine?: number }>();
-  for (const row of ordered) {
+  const ordered = function* () {
+    for (const row of census.rows) if (row.relationship === "self") yield row;
+    for (const row of census.rows) if (row.relationship !== "self") yield row;
+  };
+  for (const row of ordered()) {
     const found = index.match(row);
     if (found.kind === "unmatched") {
       unmatched.push({ line: row.line, reason: found.reason });

@@ -5,17 +5,11 @@
  * same key) and to be sent to the service; it is never written by anything downstream.
  */
 import { ssnToken } from "../store/pii.js";
-import { CENSUS_COLUMNS, CensusRowSchema, type CensusRowFields } from "./census-row.js";
+import { CENSUS_COLUMNS, CensusRowSchema } from "./census-row.js";
+import { CensusRows, packRow, packedToken, unpackRow, type CensusRow } from "./census-rows.js";
 import { CsvParser, type CsvRecord } from "./csv-records.js";
 
-/** One person of the file, checked. */
-export interface CensusRow extends Omit<CensusRowFields, "ssn"> {
-  readonly line: number;
-  /** Digits only; sent in enrollment bodies, never written to a file, a log or the plan. */
-  readonly ssn: string;
-  readonly ssnToken: string;
-  readonly ssnLast4: string;
-}
+export type { CensusRow } from "./census-rows.js";
 
 /** A row the file gets wrong: the line, the column, what was expected (never the value). */
 export interface RowProblem {
@@ -27,7 +21,7 @@ export interface RowProblem {
 export interface Census {
   /** Rows under the header, good or not. */
   readonly rowCount: number;
-  readonly rows: readonly CensusRow[];
+  readonly rows: CensusRows;
   readonly problems: readonly RowProblem[];
 }
 
@@ -56,12 +50,13 @@ export function readCensus(text: string, file: string, piiKey: Buffer): Census {
 
 /**
  * The same, one record at a time as a file is read (census-input.ts): each row is checked as it
- * comes, and only the checked rows are kept.
+ * comes, and only the checked rows are kept, each packed into one string (census-rows.ts).
  */
 export class CensusReader {
   private names: string[] | undefined;
   private rowCount = 0;
-  private readonly rows: CensusRow[] = [];
+  private readonly packed: string[] = [];
+  private readonly lines: number[] = [];
   private readonly problems: RowProblem[] = [];
 
   constructor(
@@ -84,15 +79,15 @@ export class CensusReader {
       for (const issue of parsed.error.issues) this.problems.push({ line: rec.line, field: String(issue.path[0] ?? "(row)"), message: issue.message });
       return;
     }
-    const { ssn, ...rest } = parsed.data;
-    this.rows.push({ ...rest, line: rec.line, ssn, ssnToken: ssnToken(ssn, this.piiKey), ssnLast4: ssn.slice(-4) });
+    this.packed.push(packRow(parsed.data, ssnToken(parsed.data.ssn, this.piiKey)));
+    this.lines.push(rec.line);
   }
 
   /** The census, once every record was given (`unterminatedQuoteAt`: the parser's end). */
   finish(unterminatedQuoteAt?: number): Census {
     if (unterminatedQuoteAt !== undefined) throw new CensusFileError(this.file, [`line ${unterminatedQuoteAt}: a quoted cell is never closed`]);
     if (!this.names) throw new CensusFileError(this.file, ["the file is empty: expected a header row, then one row per person"]);
-    return { rowCount: this.rowCount, ...crossRowChecks(this.rows, this.problems) };
+    return { rowCount: this.rowCount, ...crossRowChecks(this.packed, this.lines, this.problems) };
   }
 }
 
@@ -110,44 +105,46 @@ function headerNames(header: CsvRecord, file: string): string[] {
   return names;
 }
 
-/** The rules between rows; a row that breaks one leaves the usable rows, with its problem. */
-function crossRowChecks(rows: CensusRow[], problems: RowProblem[]): Omit<Census, "rowCount"> {
-  const out: CensusRow[] = [];
+/**
+ * The rules between rows; a row that breaks one leaves the usable rows, with its problem. Each row
+ * is unpacked only while it is checked; what is kept per row is its line or its token.
+ */
+function crossRowChecks(packed: string[], lines: number[], problems: RowProblem[]): Omit<Census, "rowCount"> {
   const bySsn = new Map<string, number>();
-  const selfOf = new Map<string, CensusRow>();
+  const selfLine = new Map<string, number>();
   const spouseOf = new Set<string>();
-  for (const r of rows) {
-    const seen = bySsn.get(r.ssnToken);
-    if (seen !== undefined) {
-      problems.push({ line: r.line, field: "ssn", message: `the same SSN as line ${seen}: one row per person` });
-      continue;
+  const drop = new Set<number>();
+  const each = (check: (r: CensusRow, i: number) => string | undefined) => {
+    for (let i = 0; i < packed.length; i++) {
+      if (drop.has(i)) continue;
+      const r = unpackRow(packed[i]!, lines[i]!);
+      const field = check(r, i);
+      if (field !== undefined) drop.add(i);
     }
-    bySsn.set(r.ssnToken, r.line);
-    if (r.relationship === "self") {
-      const first = selfOf.get(r.employee_id);
-      if (first) {
-        problems.push({ line: r.line, field: "relationship", message: `employee_id ${r.employee_id} already has its subscriber (self) on line ${first.line}` });
-        continue;
-      }
-      selfOf.set(r.employee_id, r);
-    }
-    out.push(r);
-  }
-  const kept = out.filter((r) => {
-    if (r.relationship === "self") return true;
-    if (!selfOf.has(r.employee_id)) {
-      problems.push({ line: r.line, field: "employee_id", message: `no subscriber row (relationship self) has employee_id ${r.employee_id}: a dependent's row carries its subscriber's employee_id` });
-      return false;
-    }
-    if (r.relationship === "spouse") {
-      if (spouseOf.has(r.employee_id)) {
-        problems.push({ line: r.line, field: "relationship", message: `employee_id ${r.employee_id} already has a spouse row` });
-        return false;
-      }
-      spouseOf.add(r.employee_id);
-    }
-    return true;
+  };
+  const problem = (r: CensusRow, field: string, message: string) => (problems.push({ line: r.line, field, message }), field);
+  each((r, i) => {
+    const token = packedToken(packed[i]!);
+    const seen = bySsn.get(token);
+    if (seen !== undefined) return problem(r, "ssn", `the same SSN as line ${seen}: one row per person`);
+    bySsn.set(token, r.line);
+    if (r.relationship !== "self") return undefined;
+    const first = selfLine.get(r.employee_id);
+    if (first !== undefined) return problem(r, "relationship", `employee_id ${r.employee_id} already has its subscriber (self) on line ${first}`);
+    selfLine.set(r.employee_id, r.line);
+    return undefined;
+  });
+  bySsn.clear();
+  each((r) => {
+    if (r.relationship === "self") return undefined;
+    if (!selfLine.has(r.employee_id))
+      return problem(r, "employee_id", `no subscriber row (relationship self) has employee_id ${r.employee_id}: a dependent's row carries its subscriber's employee_id`);
+    if (r.relationship !== "spouse") return undefined;
+    if (spouseOf.has(r.employee_id)) return problem(r, "relationship", `employee_id ${r.employee_id} already has a spouse row`);
+    spouseOf.add(r.employee_id);
+    return undefined;
   });
   problems.sort((a, b) => a.line - b.line);
-  return { rows: kept, problems };
+  const keep = (_: unknown, i: number) => !drop.has(i);
+  return { rows: new CensusRows(packed.filter(keep), lines.filter(keep)), problems };
 }

@@ -39,7 +39,7 @@ export interface ResultMeta {
  *
  * @example writeResultFile(path, report, meta, census.rows)
  */
-export function writeResultFile(path: string, report: ApplyReport, meta: ResultMeta, rows: readonly CensusRow[]): void {
+export function writeResultFile(path: string, report: ApplyReport, meta: ResultMeta, rows: Iterable<CensusRow>): void {
   const doc = {
     ...meta,
     group: { groupPolicyId: meta.groupPolicyId, groupNumber: meta.groupNumber },
