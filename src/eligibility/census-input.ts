@@ -30,12 +30,20 @@ export function snapshotPiiKey(dbPath: string, configured: string | undefined): 
  */
 export const CENSUS_MAX_BYTES = 40 * 1024 * 1024;
 
+/**
+ * The most rows read: a file of narrow rows (only the required columns, ~45 bytes) fits 900,000
+ * rows in {@link CENSUS_MAX_BYTES}, about 1.6 GB to plan; past 500,000 rows (about 0.96 GB by the
+ * same fit) the read stops and the file is refused, before anything is planned or sent.
+ */
+export const CENSUS_MAX_ROWS = 500_000;
+
 const CHUNK = 1024 * 1024;
 
 /**
  * Read and check the census file at `path`, in chunks (never the whole file as one string), with
  * its SHA-256 for the result file. A missing or unreadable file, or one over
- * {@link CENSUS_MAX_BYTES}, is a ConfigError (exit 2) and nothing of it is read.
+ * {@link CENSUS_MAX_BYTES}, is a ConfigError (exit 2) and nothing of it is read; one over
+ * {@link CENSUS_MAX_ROWS} is refused (exit 2) as soon as its read gets there.
  *
  * @example const census = loadCensus("census.csv", key);
  */
@@ -57,7 +65,13 @@ export function loadCensus(path: string, key: Buffer): Census & { sha256: string
     const hash = createHash("sha256");
     const decoder = new StringDecoder("utf8");
     const reader = new CensusReader(path, key);
-    const parser = new CsvParser((rec) => reader.record(rec));
+    let records = 0;
+    const parser = new CsvParser((rec) => {
+      // The header is a record too: rows are the records after it.
+      if (++records > CENSUS_MAX_ROWS + 1)
+        throw new ConfigError([`FILE: the census file ${path} has more than ${CENSUS_MAX_ROWS.toLocaleString("en-US")} rows, the most a census may have; nothing was planned or sent. Split it, e.g. one file per group (see docs/census.md)`]);
+      reader.record(rec);
+    });
     const buf = Buffer.allocUnsafe(CHUNK);
     for (let n; (n = readSync(fd, buf, 0, CHUNK, null)) > 0; ) {
       hash.update(buf.subarray(0, n));
