@@ -46,10 +46,15 @@ export async function applyLoop(opts: ApplyLoopOptions): Promise<void> {
   }
 }
 
-/** Wait `ms`, or less when `signal` aborts. */
+/** Wait `ms`, or less when `signal` aborts; either way its abort listener is gone when it resolves. */
 function rest(ms: number, signal: AbortSignal): Promise<void> {
   return new Promise<void>((resolve) => {
-    const t = setTimeout(resolve, ms);
-    signal.addEventListener("abort", () => (clearTimeout(t), resolve()), { once: true });
+    const done = () => {
+      clearTimeout(t);
+      signal.removeEventListener("abort", done);
+      resolve();
+    };
+    const t = setTimeout(done, ms);
+    signal.addEventListener("abort", done, { once: true });
   });
 }
