@@ -13,7 +13,7 @@ import { resolveService } from "../config/resolve-service.js";
 import { ConfigError } from "../errors.js";
 import { ReceiverCounters } from "./counters.js";
 import { Inbox, inboxPathFor } from "./inbox.js";
-import { openInboxWriter, type InboxWriter } from "./inbox-writer.js";
+import { openInboxWriter, type InboxWriter, type ThreadInbox } from "./inbox-writer.js";
 import { portalAuthFrom, type PortalAuth } from "./portal-auth.js";
 import { createReceiver, type Receiver } from "./server.js";
 import { checkSecrets, SignatureVerifier } from "./verify.js";
@@ -33,6 +33,8 @@ export interface StartReceiverOptions {
 export interface RunningReceiver {
   readonly receiver: Receiver;
   readonly inbox: Inbox;
+  /** The same inbox on its own thread: what the worker beside the receiver uses. */
+  readonly threadInbox: ThreadInbox;
   readonly counters: ReceiverCounters;
   readonly address: AddressInfo;
   /** The URL deliveries are posted to, as this process listens (give the portal the public one). */
@@ -131,7 +133,7 @@ export async function startReceiver(config: Config, opts: StartReceiverOptions):
       maxBodyBytes: w.maxBodyBytes,
       verifier: secrets.length > 0 ? new SignatureVerifier(secrets) : null,
       auth,
-      inbox: { accept: (events) => commitOn.accept(events), probe: () => inbox.probe() },
+      inbox: { accept: (events) => commitOn.accept(events), probe: () => commitOn.probe() },
       counters,
       tls,
       windowMs: opts.windowMs,
@@ -143,6 +145,7 @@ export async function startReceiver(config: Config, opts: StartReceiverOptions):
     return {
       receiver,
       inbox,
+      threadInbox: commitOn,
       counters,
       address,
       url: `${tls ? "https" : "http"}://${shown}:${address.port}${w.path}`,

@@ -11,6 +11,7 @@
  * - 400 for a body that is not JSON or not the documented shape; another event type is stored as
  *   ignored and gets its 2xx, so the sender does not retry it forever;
  * - 503 when the inbox cannot be written: our fault, so the sender should retry (never a 4xx);
+ * - `/healthz`: 200, or 503 when the inbox cannot be written or does not answer in time (health.ts);
  * - 405 for another method, 404 for another path.
  */
 import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
@@ -19,12 +20,13 @@ import type { AddressInfo } from "node:net";
 import type { ReceiverCounters, RejectReason } from "./counters.js";
 import { eventFromBody } from "./event-body.js";
 import { GroupCommit, type AcceptingInbox } from "./group-commit.js";
+import { HealthCheck } from "./health.js";
 import type { PortalAuth } from "./portal-auth.js";
 import { SIGNATURE_HEADER, type SignatureVerifier } from "./verify.js";
 
-/** What the receiver writes to: accept a group; `probe` throws when the inbox cannot be written. */
+/** What the receiver writes to: accept a group; `probe` throws (or rejects) when the inbox cannot be written. */
 export interface ReceiverInbox extends AcceptingInbox {
-  probe(): void;
+  probe(): void | Promise<void>;
 }
 
 export interface ReceiverOptions {
@@ -89,6 +91,7 @@ function readBody(req: IncomingMessage, max: number): Promise<Buffer | "too_larg
  */
 export function createReceiver(opts: ReceiverOptions): Receiver {
   const commits = new GroupCommit(opts.inbox, { windowMs: opts.windowMs });
+  const health = new HealthCheck(() => opts.inbox.probe(), { onError: opts.onStorageError });
   const c = opts.counters;
   const now = opts.now ?? (() => new Date());
   let stopping = false;
@@ -106,13 +109,9 @@ export function createReceiver(opts: ReceiverOptions): Receiver {
     const path = (req.url ?? "/").split("?")[0];
     if (path === "/healthz") {
       if (req.method !== "GET" && req.method !== "HEAD") return reject(res, "method_not_allowed", 405, "GET /healthz", true, { allow: "GET, HEAD" });
-      try {
-        opts.inbox.probe();
-        return answer(res, stopping ? 503 : 200, { ok: !stopping, ...(stopping ? { stopping: true } : {}) });
-      } catch (e) {
-        opts.onStorageError?.(e);
-        return answer(res, 503, { ok: false, problem: "the inbox cannot be written" });
-      }
+      const h = await health.check();
+      if (!h.ok) return answer(res, 503, h);
+      return answer(res, stopping ? 503 : 200, { ok: !stopping, ...(stopping ? { stopping: true } : {}) });
     }
     if (path !== opts.path) return reject(res, "not_found", 404, `deliveries go to POST ${opts.path}`, true);
     c.received++;

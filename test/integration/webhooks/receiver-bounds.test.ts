@@ -5,7 +5,6 @@
  * thread without writing to the inbox, promptly, and 503 while another program holds its lock.
  */
 import BetterSqlite3 from "better-sqlite3";
-import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { connect } from "node:net";
 import { tmpdir } from "node:os";
@@ -14,6 +13,7 @@ import { request } from "undici";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../../src/config/index.js";
 import { startReceiver, type RunningReceiver } from "../../../src/webhooks/receiver.js";
+import { holdWriteLock } from "../../helpers/inbox-lock.js";
 import { waitUntil } from "../../helpers/wait.js";
 
 const SECRET = "whsec-bounds-0123456789abcdef";
@@ -50,5 +50,61 @@ describe("Expect: 100-continue with a body over the limit", () => {
     expect(text).toMatch(/^HTTP\/1\.1 413 /);
     expect(text).not.toContain("100 Continue");
     expect(r.counters.rejected.too_large).toBe(1);
+  });
+});
+
+/** Milliseconds `f` took to settle, and its value. */
+async function timed<T>(f: () => Promise<T>): Promise<{ ms: number; value: T }> {
+  const t0 = performance.now();
+  const value = await f();
+  return { ms: performance.now() - t0, value };
+}
+
+const health = async (r: RunningReceiver) => {
+  const res = await request(`http://127.0.0.1:${r.address.port}/healthz`);
+  return { status: res.statusCode, body: (await res.body.json()) as { ok: boolean; problem?: string } };
+};
+
+describe("/healthz is cheap", () => {
+  it("a burst of 200 calls answers 200 each and writes nothing to the inbox (its data_version does not move)", async () => {
+    const r = await start();
+    const watch = new BetterSqlite3(r.inboxPath, { readonly: true });
+    try {
+      const version = () => watch.pragma("data_version", { simple: true }) as number;
+      const before = version();
+      const answers = await Promise.all(Array.from({ length: 200 }, () => health(r)));
+      expect(answers.every((a) => a.status === 200 && a.body.ok)).toBe(true);
+      expect(version()).toBe(before);
+    } finally {
+      watch.close();
+    }
+  });
+});
+
+describe("the inbox write-locked by another program (sqlite3 holding BEGIN IMMEDIATE)", () => {
+  it("bad-signature POSTs and /healthz answer promptly, /healthz 503 within its bound, and 200 once the lock is gone", async () => {
+    const r = await start();
+    const lock = await holdWriteLock(r.inboxPath);
+    try {
+      const bad = JSON.stringify({ id: "evt_bad", type: "member_update", payload: { id: "m1" } });
+      // At once, so a health probe stuck on the lock on the main thread would hold the POST up too.
+      const [h, post] = await Promise.all([
+        timed(() => health(r)),
+        timed(async () => {
+          const res = await request(`http://127.0.0.1:${r.address.port}/webhooks`, { method: "POST", body: bad, headers: { "x-service-signature": "0".repeat(64) } });
+          await res.body.dump();
+          return res.statusCode;
+        }),
+      ]);
+      // A hang check, not a speed test: stuck on the lock it takes the busy timeout (5 s).
+      expect(post.value).toBe(401);
+      expect(post.ms).toBeLessThan(2000);
+      expect(h.value.status).toBe(503);
+      expect(h.value.body.ok).toBe(false);
+      expect(h.ms).toBeLessThan(2000);
+    } finally {
+      await lock.release();
+    }
+    await waitUntil("/healthz to say 200 once the lock is gone", async () => (await health(r)).status === 200, 30_000);
   });
 });
