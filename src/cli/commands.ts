@@ -297,7 +297,8 @@ export const COMMANDS: readonly CommandSpec[] = [
       "rotation) and its Auth against webhooks.auth; the event is committed to the inbox beside the snapshot before the 2xx " +
       "(a repeated event id is answered 2xx and stored once). 401 for a bad signature or Auth, 413 for a body over 64 KiB, 400 " +
       "for a body that is not an event, 503 when the inbox cannot be written (the sender retries). Refuses to start without " +
-      "a secret unless --insecure-no-signature. Logs JSON lines on stdout; with schedule.textfile, writes its counters to " +
+      "a secret unless --insecure-no-signature, and without the service it refetches members from (BENEFITS_BASE_URL and " +
+      "BENEFITS_API_KEY): it always applies what it receives. Logs JSON lines on stdout; with schedule.textfile, writes its counters to " +
       "the file beside it (NAME-webhooks.prom). Serves until SIGINT or SIGTERM: the requests in hand are answered, then exit 130 or 143.",
     options: [
       { flags: "--port <n>", description: "port to listen on (default webhooks.port, 8787; 0: any free port)", parse: "nonNegativeInt" },

@@ -24,6 +24,9 @@ import { retryDelay } from "../api/retry.js";
 import { redact } from "../errors.js";
 import type { DueMember, Inbox } from "./inbox.js";
 
+/** The inbox as the worker uses it: on this thread, or on the inbox's own thread (each call a promise). */
+export type DrainInbox = { [K in "due" | "applied" | "failed" | "park" | "prune"]: (...args: Parameters<Inbox[K]>) => ReturnType<Inbox[K]> | Promise<ReturnType<Inbox[K]>> };
+
 /** The job name of the worker's runs, as `runs` shows it (a sync resumes a failed walk across them). */
 export { WEBHOOK_JOB };
 
@@ -43,7 +46,7 @@ export interface ApplySettings {
 export const DEFAULT_APPLY_SETTINGS: ApplySettings = { batchSize: 100, maxAttempts: 8, retryBaseMs: 5_000, retryCapMs: 600_000, retentionDays: 30 };
 
 export interface DrainOptions {
-  readonly inbox: Inbox;
+  readonly inbox: DrainInbox;
   /** The service: only its lookup of one member by id is used. */
   readonly source: Required<Pick<PageSource, "memberText">>;
   /** The snapshot: a store on this thread, or a port to one on its own thread. */
@@ -101,7 +104,7 @@ export async function drainInbox(opts: DrainOptions): Promise<DrainReport> {
   // so a member that changes all the time cannot keep the drain going forever.
   const done = new Set<string>();
   while (!opts.signal?.aborted) {
-    const due = opts.inbox.due(now().toISOString(), settings.batchSize + done.size).filter((m) => !done.has(m.memberId)).slice(0, settings.batchSize);
+    const due = (await opts.inbox.due(now().toISOString(), settings.batchSize + done.size)).filter((m) => !done.has(m.memberId)).slice(0, settings.batchSize);
     if (due.length === 0) break;
     for (const m of due) done.add(m.memberId);
     const batch = await applyBatch(opts, port, settings, now, due);
@@ -115,7 +118,7 @@ export async function drainInbox(opts: DrainOptions): Promise<DrainReport> {
       break;
     }
   }
-  total.pruned = opts.inbox.prune(new Date(now().getTime() - settings.retentionDays * 86_400_000).toISOString());
+  total.pruned = await opts.inbox.prune(new Date(now().getTime() - settings.retentionDays * 86_400_000).toISOString());
   return { ...total, ...stop };
 }
 
@@ -175,10 +178,10 @@ async function applyBatch(opts: DrainOptions, port: SnapshotPort, settings: Appl
     for (const f of applied) {
       // An answer the snapshot could not store whole is not retried (it would read the same): parked.
       if (f.unreadable !== undefined) {
-        opts.inbox.park(f.member.eventIds, f.unreadable, at);
+        await opts.inbox.park(f.member.eventIds, f.unreadable, at);
         out.parked += f.member.eventIds.length;
       } else {
-        opts.inbox.applied(f.member.eventIds, runId, at);
+        await opts.inbox.applied(f.member.eventIds, runId, at);
         out.applied += f.member.eventIds.length;
       }
     }
@@ -188,7 +191,7 @@ async function applyBatch(opts: DrainOptions, port: SnapshotPort, settings: Appl
     if (f.kind === "failed") {
       const last = f.member.attempts + 1 >= settings.maxAttempts;
       const delay = Math.max(settings.retryBaseMs, retryDelay(f.member.attempts, { baseMs: settings.retryBaseMs, capMs: settings.retryCapMs }, opts.random));
-      opts.inbox.failed(f.member.eventIds, f.reason, at, new Date(now().getTime() + delay).toISOString(), settings.maxAttempts);
+      await opts.inbox.failed(f.member.eventIds, f.reason, at, new Date(now().getTime() + delay).toISOString(), settings.maxAttempts);
       if (last) out.parked += f.member.eventIds.length;
       else out.retrying += f.member.eventIds.length;
     }

@@ -1,13 +1,19 @@
 /**
- * The inbox's writer thread: commits each group of accepted events (synchronous = FULL, so an
- * fsync) off the receiver's event loop. Beside a sync writing the same disk an fsync took tens of
+ * The inbox's thread: commits each group of accepted events (synchronous = FULL, so an fsync) off
+ * the receiver's event loop. Beside a sync writing the same disk an fsync took tens of
  * milliseconds, and on the receiver's thread every request waited for it: the receiver went on
  * reading and parsing requests only between commits. Here the next group gathers while one commits.
+ * The health probe and the worker's reads and marks (due, applied, failed, park, prune, status)
+ * run here too: a lock held on the inbox by another program waits here, never on the event loop.
  *
- * Messages: {id, events} → {id, ok, results} or {id, ok: false, error}; {id, close: true} closes.
+ * Messages: {id, op, args} → {id, ok, result} or {id, ok: false, error}; {id, op: "close"} closes.
  */
 import { parentPort, workerData } from "node:worker_threads";
-import { Inbox, type InboxEvent } from "./inbox.js";
+import { Inbox } from "./inbox.js";
+
+/** What the thread does for the other side: the methods of the inbox it may call. */
+export const INBOX_OPS = ["accept", "probe", "due", "applied", "failed", "park", "prune", "status"] as const;
+export type InboxOp = (typeof INBOX_OPS)[number];
 
 const port = parentPort!;
 const { path } = workerData as { path: string };
@@ -24,8 +30,8 @@ function describe(e: unknown): { name: string; code: string; message: string } {
   return { name: err.name, code: String((err as { code?: unknown }).code ?? "ERROR"), message: err.message };
 }
 
-port.on("message", (m: { id: number; events?: InboxEvent[]; close?: true }) => {
-  if (m.close) {
+port.on("message", (m: { id: number; op: InboxOp | "close"; args?: unknown[] }) => {
+  if (m.op === "close") {
     inbox?.close();
     inbox = undefined;
     port.postMessage({ id: m.id, ok: true });
@@ -34,7 +40,9 @@ port.on("message", (m: { id: number; events?: InboxEvent[]; close?: true }) => {
   }
   try {
     if (!inbox) throw new Error("the inbox is closed");
-    port.postMessage({ id: m.id, ok: true, results: inbox.accept(m.events ?? []) });
+    if (!INBOX_OPS.includes(m.op)) throw new Error(`no such inbox operation: ${String(m.op)}`);
+    const method = inbox[m.op] as (...args: unknown[]) => unknown;
+    port.postMessage({ id: m.id, ok: true, result: method.apply(inbox, m.args ?? []) });
   } catch (e) {
     port.postMessage({ id: m.id, ok: false, error: describe(e) });
   }

@@ -83,6 +83,8 @@ export function inboxPathFor(dbPath: string): string {
 export class Inbox {
   private readonly insert: Statement;
   private readonly acceptAll: (events: InboxEvent[]) => boolean[];
+  /** The last accept failed: {@link probe} writes until a write succeeds again. */
+  private acceptFailed = false;
 
   private constructor(private readonly db: Database) {
     this.insert = db.prepare(
@@ -129,15 +131,31 @@ export class Inbox {
    * Throws when the file cannot be written: the receiver answers 503 so the sender retries.
    */
   accept(events: InboxEvent[]): boolean[] {
-    return events.length === 0 ? [] : this.acceptAll(events);
+    if (events.length === 0) return [];
+    try {
+      const results = this.acceptAll(events);
+      this.acceptFailed = false;
+      return results;
+    } catch (e) {
+      this.acceptFailed = true;
+      throw e;
+    }
   }
 
   /**
-   * Prove the inbox can be written now (a health check): one real write and commit, of the file's
-   * own application id, so nothing in it changes. Throws as {@link accept} would (full disk, lock).
+   * Can the inbox be written now (a health check)? Throws as {@link accept} would. It takes the
+   * write lock and lets it go, writing nothing (a lock held by another program fails it); only
+   * after a failed accept (a full disk) does it write and commit, the file's own application id,
+   * so nothing in it changes, until a write succeeds again.
    */
   probe(): void {
-    this.db.pragma(`application_id = ${INBOX_APPLICATION_ID}`);
+    if (this.acceptFailed) {
+      this.db.pragma(`application_id = ${INBOX_APPLICATION_ID}`);
+      this.acceptFailed = false;
+      return;
+    }
+    this.db.exec("BEGIN IMMEDIATE");
+    this.db.exec("ROLLBACK");
   }
 
   /** Members with events due at `now`, oldest first, each member once with all its pending events. */

@@ -1,6 +1,7 @@
 /**
  * Starting the receiver from the configuration: everything that can be wrong is found before it
- * listens (no secret and no `--insecure-no-signature`, a short or malformed secret, an Auth whose
+ * listens (no secret and no `--insecure-no-signature`, no service to refetch members from (the
+ * worker beside the receiver would apply nothing), a short or malformed secret, an Auth whose
  * variable is unset, a certificate that cannot be read, a file that is not an inbox), so a
  * misconfigured receiver never starts and then refuses or loses deliveries.
  */
@@ -8,10 +9,11 @@ import { readFileSync } from "node:fs";
 import type { AddressInfo } from "node:net";
 import { resolve } from "node:path";
 import type { Config } from "../config/index.js";
+import { resolveService } from "../config/resolve-service.js";
 import { ConfigError } from "../errors.js";
 import { ReceiverCounters } from "./counters.js";
 import { Inbox, inboxPathFor } from "./inbox.js";
-import { openInboxWriter, type InboxWriter } from "./inbox-writer.js";
+import { openInboxWriter, type InboxWriter, type ThreadInbox } from "./inbox-writer.js";
 import { portalAuthFrom, type PortalAuth } from "./portal-auth.js";
 import { createReceiver, type Receiver } from "./server.js";
 import { checkSecrets, SignatureVerifier } from "./verify.js";
@@ -31,6 +33,8 @@ export interface StartReceiverOptions {
 export interface RunningReceiver {
   readonly receiver: Receiver;
   readonly inbox: Inbox;
+  /** The same inbox on its own thread: what the worker beside the receiver uses. */
+  readonly threadInbox: ThreadInbox;
   readonly counters: ReceiverCounters;
   readonly address: AddressInfo;
   /** The URL deliveries are posted to, as this process listens (give the portal the public one). */
@@ -46,6 +50,18 @@ const NO_SECRET =
   "no webhook secret is configured: set BENEFITS_WEBHOOK_SECRET to the secret key of the portal's event configuration " +
   "(several, comma-separated, during a rotation). To accept unsigned deliveries anyway (only behind something that " +
   "authenticates the sender), start with --insecure-no-signature";
+
+const NO_SERVICE =
+  "webhooks serve applies what it receives, so it needs the service it refetches members from: set BENEFITS_BASE_URL " +
+  'and BENEFITS_API_KEY (or "environment" and "environments" in the config file, with BENEFITS_API_KEY). Without them ' +
+  "it would answer 2xx to every event and apply none";
+
+/** The service the worker refetches from: a remote one with its key, never guessed, never the embedded sandbox. */
+function checkService(config: Config): void {
+  if (!config.baseUrl && config.environment === undefined) throw new ConfigError([NO_SERVICE]);
+  const target = resolveService(config);
+  if (target.kind !== "remote") throw new ConfigError(["webhooks serve: the embedded sandbox sends no events here; set the service (BENEFITS_BASE_URL and BENEFITS_API_KEY) that sends them"]);
+}
 
 function readPem(path: string, key: "cert" | "key", cwd: string): Buffer | string {
   try {
@@ -63,8 +79,8 @@ export interface ReceiverSetup {
 }
 
 /**
- * Every check the receiver makes before it listens, all problems at once (a short or malformed
- * secret, an Auth whose variable is unset, a certificate that cannot be read): `webhooks serve`
+ * Every check the receiver makes before it listens, all problems at once (no service or no API
+ * key, a short or malformed secret, an Auth whose variable is unset, a certificate that cannot be read): `webhooks serve`
  * refuses to start on any, and `config check` reports them without starting anything.
  *
  * @example
@@ -85,6 +101,7 @@ export function checkReceiverSetup(config: Config, opts: Pick<StartReceiverOptio
     }
   };
   collect(() => checkSecrets(secrets));
+  collect(() => checkService(config));
   const auth = w.auth ? (collect(() => portalAuthFrom(w.auth!, opts.env)) ?? null) : null;
   const pems = w.tls ? ([readPem(w.tls.cert, "cert", opts.cwd), readPem(w.tls.key, "key", opts.cwd)] as const) : undefined;
   for (const p of pems ?? []) if (typeof p === "string") problems.push(p);
@@ -116,7 +133,7 @@ export async function startReceiver(config: Config, opts: StartReceiverOptions):
       maxBodyBytes: w.maxBodyBytes,
       verifier: secrets.length > 0 ? new SignatureVerifier(secrets) : null,
       auth,
-      inbox: { accept: (events) => commitOn.accept(events), probe: () => inbox.probe() },
+      inbox: { accept: (events) => commitOn.accept(events), probe: () => commitOn.probe() },
       counters,
       tls,
       windowMs: opts.windowMs,
@@ -128,6 +145,7 @@ export async function startReceiver(config: Config, opts: StartReceiverOptions):
     return {
       receiver,
       inbox,
+      threadInbox: commitOn,
       counters,
       address,
       url: `${tls ? "https" : "http"}://${shown}:${address.port}${w.path}`,

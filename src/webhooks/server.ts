@@ -5,11 +5,13 @@
  *
  * - 2xx only once the event is committed to the inbox (group commit), a repeated id included;
  * - 401 for a missing or bad signature or Auth, checked on the raw bytes before any parsing;
- * - 413 for a body over the limit, decided from Content-Length before reading, or by counting the
- *   bytes of a chunked body, and the connection closed after the answer (the rest is never read);
+ * - 413 for a body over the limit, decided from Content-Length before reading (with `Expect:
+ *   100-continue`, before any 100 is sent), or by counting the bytes of a chunked body, and the
+ *   connection closed after the answer (the rest is never read);
  * - 400 for a body that is not JSON or not the documented shape; another event type is stored as
  *   ignored and gets its 2xx, so the sender does not retry it forever;
  * - 503 when the inbox cannot be written: our fault, so the sender should retry (never a 4xx);
+ * - `/healthz`: 200, or 503 when the inbox cannot be written or does not answer in time (health.ts);
  * - 405 for another method, 404 for another path.
  */
 import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
@@ -18,12 +20,13 @@ import type { AddressInfo } from "node:net";
 import type { ReceiverCounters, RejectReason } from "./counters.js";
 import { eventFromBody } from "./event-body.js";
 import { GroupCommit, type AcceptingInbox } from "./group-commit.js";
+import { HealthCheck } from "./health.js";
 import type { PortalAuth } from "./portal-auth.js";
 import { SIGNATURE_HEADER, type SignatureVerifier } from "./verify.js";
 
-/** What the receiver writes to: accept a group; `probe` throws when the inbox cannot be written. */
+/** What the receiver writes to: accept a group; `probe` throws (or rejects) when the inbox cannot be written. */
 export interface ReceiverInbox extends AcceptingInbox {
-  probe(): void;
+  probe(): void | Promise<void>;
 }
 
 export interface ReceiverOptions {
@@ -88,9 +91,12 @@ function readBody(req: IncomingMessage, max: number): Promise<Buffer | "too_larg
  */
 export function createReceiver(opts: ReceiverOptions): Receiver {
   const commits = new GroupCommit(opts.inbox, { windowMs: opts.windowMs });
+  const health = new HealthCheck(() => opts.inbox.probe(), { onError: opts.onStorageError });
   const c = opts.counters;
   const now = opts.now ?? (() => new Date());
   let stopping = false;
+  /** Requests whose sender waits for `100 Continue` before sending the body. */
+  const expectsContinue = new WeakSet<IncomingMessage>();
 
   /** `unread`: answered before the body was read, so the connection closes after it, the rest unread. */
   const answer = (res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}, unread = false) => json(res, status, body, headers, unread || stopping);
@@ -103,13 +109,9 @@ export function createReceiver(opts: ReceiverOptions): Receiver {
     const path = (req.url ?? "/").split("?")[0];
     if (path === "/healthz") {
       if (req.method !== "GET" && req.method !== "HEAD") return reject(res, "method_not_allowed", 405, "GET /healthz", true, { allow: "GET, HEAD" });
-      try {
-        opts.inbox.probe();
-        return answer(res, stopping ? 503 : 200, { ok: !stopping, ...(stopping ? { stopping: true } : {}) });
-      } catch (e) {
-        opts.onStorageError?.(e);
-        return answer(res, 503, { ok: false, problem: "the inbox cannot be written" });
-      }
+      const h = await health.check();
+      if (!h.ok) return answer(res, 503, h);
+      return answer(res, stopping ? 503 : 200, { ok: !stopping, ...(stopping ? { stopping: true } : {}) });
     }
     if (path !== opts.path) return reject(res, "not_found", 404, `deliveries go to POST ${opts.path}`, true);
     c.received++;
@@ -117,6 +119,8 @@ export function createReceiver(opts: ReceiverOptions): Receiver {
     if (opts.auth && !opts.auth.check(req.headers)) return reject(res, "unauthorized", 401, "the Auth of the delivery is missing or wrong", true);
     const declared = req.headers["content-length"];
     if (declared !== undefined && Number(declared) > opts.maxBodyBytes) return reject(res, "too_large", 413, `a delivery's body is at most ${opts.maxBodyBytes} bytes`, true);
+    // Asked for only now, every check on the head passed: a body too large gets its 413 and no 100.
+    if (expectsContinue.has(req)) res.writeContinue();
     const body = await readBody(req, opts.maxBodyBytes);
     if (body === "aborted") return;
     if (body === "too_large") return reject(res, "too_large", 413, `a delivery's body is at most ${opts.maxBodyBytes} bytes`, true);
@@ -150,6 +154,11 @@ export function createReceiver(opts: ReceiverOptions): Receiver {
     });
   };
   const server = opts.tls ? createHttpsServer({ cert: opts.tls.cert, key: opts.tls.key }, listener) : createHttpServer(listener);
+  // `Expect: 100-continue`: Node would send the 100 before the handler sees the head.
+  server.on("checkContinue", (req: IncomingMessage, res: ServerResponse) => {
+    expectsContinue.add(req);
+    listener(req, res);
+  });
   // A sender that opens a connection and sends nothing holds no slot for long.
   server.headersTimeout = 10_000;
   server.requestTimeout = 30_000;

@@ -24,7 +24,8 @@ beforeAll(async () => {
   sb = await startSandbox({ members: 800, groups: 4, seed: 23, webhookDelayMs: 50 });
   dir = mkdtempSync(join(tmpdir(), "bs-whsb-"));
   writeFileSync(join(dir, "benefits-sync.config.json"), JSON.stringify({ webhooks: { auth: { type: "bearer", tokenEnv: "PORTAL_TOKEN" } } }));
-  receiver = startCli(["webhooks", "serve", "--port", "0"], { BENEFITS_DB: join(dir, "snap.db"), BENEFITS_WEBHOOK_SECRET: SECRET, PORTAL_TOKEN: TOKEN }, dir);
+  // The service the worker refetches from: the sandbox (no snapshot here, so it applies nothing).
+  receiver = startCli(["webhooks", "serve", "--port", "0"], { BENEFITS_BASE_URL: sb.baseUrl, BENEFITS_API_KEY: sb.keys.full, BENEFITS_DB: join(dir, "snap.db"), BENEFITS_WEBHOOK_SECRET: SECRET, PORTAL_TOKEN: TOKEN }, dir);
   let out = "";
   receiver.child.stdout!.on("data", (d: Buffer) => (out += d.toString()));
   url = await waitUntil("the listening line", () => {

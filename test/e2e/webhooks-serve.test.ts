@@ -14,13 +14,17 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { spawn, spawnSync } from "node:child_process";
 import { chmodSync, mkdirSync } from "node:fs";
 import { CLI, startCli, type CliRun } from "../helpers/cli-process.js";
+import { closedPort } from "../helpers/ports.js";
 import { readmeBlock } from "../helpers/readme-blocks.js";
 import { waitUntil } from "../helpers/wait.js";
 
 const SECRET = "whsec-e2e-0123456789abcdef";
+/** The service the worker refetches from: nobody answers there, and these tests need no refetch. */
+let SERVICE: Record<string, string>;
 let dir: string;
-beforeAll(() => {
+beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "bs-whserve-"));
+  SERVICE = { BENEFITS_BASE_URL: `http://127.0.0.1:${await closedPort()}`, BENEFITS_API_KEY: "e2e-unused-api-key" };
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -38,6 +42,16 @@ async function serve(env: Record<string, string>, args: string[] = []): Promise<
   return { run, url, out: () => out };
 }
 
+/** Start the receiver and wait until it exits or listens: one that listens is stopped, and says so. */
+async function startOrRefuse(env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const run = startCli(["webhooks", "serve", "--port", "0"], env, dir);
+  let out = "";
+  run.child.stdout!.on("data", (d: Buffer) => (out += d.toString()));
+  await waitUntil("the receiver to exit or listen", () => run.child.exitCode !== null || out.includes('"webhooks.listening"'));
+  if (run.child.exitCode === null) run.child.kill("SIGTERM");
+  return run.done;
+}
+
 const sign = (body: string) => createHmac("sha256", SECRET).update(body).digest("hex");
 
 describe("webhooks serve: refuses to start without a usable secret", () => {
@@ -48,6 +62,22 @@ describe("webhooks serve: refuses to start without a usable secret", () => {
     expect(r.stderr).toMatch(/--insecure-no-signature/);
   });
 
+  it("a secret but no service (the worker would apply nothing): exit 2, naming BENEFITS_BASE_URL and BENEFITS_API_KEY", async () => {
+    const r = await startOrRefuse({ BENEFITS_DB: join(dir, "a.db"), BENEFITS_WEBHOOK_SECRET: SECRET });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/BENEFITS_BASE_URL/);
+    expect(r.stderr).toMatch(/BENEFITS_API_KEY/);
+    expect(r.stdout).not.toContain("webhooks.listening");
+    expect(existsSync(join(dir, "a.inbox.db"))).toBe(false);
+  });
+
+  it("a service but no API key: exit 2, naming BENEFITS_API_KEY", async () => {
+    const r = await startOrRefuse({ BENEFITS_DB: join(dir, "a.db"), BENEFITS_WEBHOOK_SECRET: SECRET, BENEFITS_BASE_URL: SERVICE["BENEFITS_BASE_URL"]! });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/BENEFITS_API_KEY/);
+    expect(r.stdout).not.toContain("webhooks.listening");
+  });
+
   it("a short secret in a rotation: exit 2, naming its position and not its value", async () => {
     const r = await startCli(["webhooks", "serve", "--port", "0"], { BENEFITS_DB: join(dir, "a.db"), BENEFITS_WEBHOOK_SECRET: `${SECRET},tooshort1` }, dir).done;
     expect(r.code).toBe(2);
@@ -56,7 +86,7 @@ describe("webhooks serve: refuses to start without a usable secret", () => {
   });
 
   it("--insecure-no-signature starts it and accepts an unsigned delivery", async () => {
-    const s = await serve({ BENEFITS_DB: join(dir, "insecure.db") }, ["--insecure-no-signature"]);
+    const s = await serve({ ...SERVICE, BENEFITS_DB: join(dir, "insecure.db") }, ["--insecure-no-signature"]);
     expect(s.out()).toContain('"signature":"none (--insecure-no-signature)"');
     const res = await request(s.url, { method: "POST", body: JSON.stringify({ id: "evt_u", type: "member_update", payload: { id: "m1" } }) });
     expect(res.statusCode).toBe(200);
@@ -71,7 +101,7 @@ describe("webhooks serve: SIGTERM", () => {
     const db = join(dir, "term.db");
     const textfile = join(dir, "benefits-sync.prom");
     writeFileSync(join(dir, "term.config.json"), JSON.stringify({ schedule: { textfile } }));
-    const s = await serve({ BENEFITS_DB: db, BENEFITS_WEBHOOK_SECRET: SECRET }, ["--config", "term.config.json"]);
+    const s = await serve({ ...SERVICE, BENEFITS_DB: db, BENEFITS_WEBHOOK_SECRET: SECRET }, ["--config", "term.config.json"]);
     const port = Number(new URL(s.url).port);
     const body = JSON.stringify({ id: "evt_in_hand", type: "member_update", payload: { id: "m42" } });
     // The request in hand: the receiver has read its head (it answers 100 Continue to say so) and
@@ -119,12 +149,12 @@ describe("README: webhooks: receive", () => {
     mkdirSync(bin, { recursive: true });
     writeFileSync(join(bin, "benefits-sync"), `#!/bin/sh\nexec "${process.execPath}" "${CLI}" "$@"\n`);
     chmodSync(join(bin, "benefits-sync"), 0o755);
-    const env = { PATH: `${bin}:${process.env.PATH ?? ""}`, BENEFITS_WEBHOOK_SECRET: SECRET };
+    const env = { PATH: `${bin}:${process.env.PATH ?? ""}`, ...SERVICE, BENEFITS_WEBHOOK_SECRET: SECRET };
     const server = spawn("sh", ["-c", `exec ${serveLine!}`], { cwd: home, env, stdio: ["ignore", "pipe", "pipe"] });
     let out = "";
     server.stdout.on("data", (d: Buffer) => (out += d.toString()));
     const exited = new Promise<number | null>((resolve) => server.once("close", resolve));
-    await waitUntil("the listening line", () => out.includes('"webhooks.listening"'));
+    await waitUntil("the listening line", () => out.includes('"webhooks.listening"') || (server.exitCode !== null ? Promise.reject(new Error(`exited ${server.exitCode}`)) : undefined));
     const r = spawnSync("sh", ["-c", check!], { cwd: home, env, encoding: "utf8" });
     expect(r.status, r.stderr).toBe(0);
     expect(JSON.parse(r.stdout)).toEqual({ ok: true });

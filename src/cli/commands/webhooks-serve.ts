@@ -7,7 +7,6 @@
  */
 import type { CommandContext } from "../context.js";
 import { ExitCode } from "../exit-codes.js";
-import { redact } from "../../errors.js";
 
 /** How often the counters' textfile is rewritten while serving. */
 const TEXTFILE_EVERY_MS = 15_000;
@@ -51,7 +50,9 @@ export async function run(ctx: CommandContext): Promise<number> {
     ...(textfile ? { textfile } : {}),
   });
   const worker = new AbortController();
-  const applying = applyLoop(config, worker.signal, log);
+  const { applyWebhooksOnce } = await import("../../webhooks/apply-job.js");
+  const { applyLoop } = await import("../../webhooks/apply-loop.js");
+  const applying = applyLoop({ drain: (signal) => applyWebhooksOnce(config, { signal, inbox: r.threadInbox }), signal: worker.signal, log });
   const sig = await stopped;
   worker.abort();
   await applying;
@@ -61,36 +62,4 @@ export async function run(ctx: CommandContext): Promise<number> {
   const c = r.counters;
   log({ event: "webhooks.stopped", signal: sig, received: c.received, accepted: c.accepted, duplicates: c.duplicates, ignored: c.ignored, rejected: c.rejected });
   return sig === "SIGINT" ? ExitCode.SIGINT : ExitCode.SIGTERM;
-}
-
-/** How long the worker rests between drains. */
-const APPLY_EVERY_MS = 1000;
-
-/** The worker beside the receiver: a drain every second, each outcome logged once (a repeated problem is not logged again). */
-async function applyLoop(config: ReturnType<CommandContext["config"]>, signal: AbortSignal, log: (o: { event: string } & Record<string, unknown>) => void): Promise<void> {
-  const { applyWebhooksOnce } = await import("../../webhooks/apply-job.js");
-  let last = "";
-  const once = (key: string, entry: { event: string } & Record<string, unknown>) => {
-    if (key !== last) log(entry);
-    last = key;
-  };
-  while (!signal.aborted) {
-    try {
-      const r = await applyWebhooksOnce(config, { signal });
-      if (r.runs.length > 0 || r.parked > 0) {
-        log({ event: "webhooks.applied", runs: r.runs.map((x) => x.runId), applied: r.applied, notFound: r.notFound, retrying: r.retrying, parked: r.parked, pending: r.pendingAfter });
-        last = "";
-      }
-      if (r.busy) once(`busy ${r.busy.code}`, { event: "webhooks.waiting", why: redact(r.busy.message), pending: r.pendingAfter });
-      else if (r.error) once(`error ${r.error.code}`, { event: "webhooks.apply_failed", code: r.error.code, message: redact(r.error.message), pending: r.pendingAfter });
-      else if (r.runs.length === 0) last = "";
-    } catch (e) {
-      const message = redact(e instanceof Error ? e.message : String(e));
-      once(`throw ${message}`, { event: "webhooks.apply_failed", code: (e as { code?: string }).code ?? "ERROR", message });
-    }
-    await new Promise<void>((resolve) => {
-      const t = setTimeout(resolve, APPLY_EVERY_MS);
-      signal.addEventListener("abort", () => (clearTimeout(t), resolve()), { once: true });
-    });
-  }
 }
