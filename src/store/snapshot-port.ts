@@ -62,6 +62,8 @@ export interface SnapshotPort {
   heartbeat(): void;
   /** The current groups (a resumed groups walk saw only part of the list). */
   currentGroups(): Promise<unknown[]>;
+  /** The newest run's id, or SnapshotBusyError while a live run holds the snapshot (see SnapshotStore.runMark). */
+  runMark(): Promise<number>;
 }
 
 /** Items given as text are parsed here; one that is not JSON is quarantined as "not a JSON object". */
@@ -94,6 +96,7 @@ export function inProcessPort(store: SnapshotStore): SnapshotPort {
     applyPage: async (scope, page) => applyPageInput(store, scope, page),
     finishRun: async (policy, failure) => store.finishRun(policy, failure),
     currentGroups: async () => store.currentGroups(),
+    runMark: async () => store.runMark(),
     claimsToVerify: async () => store.claimsToVerify(),
     deleteCandidates: async () => store.deleteCandidates(),
     heartbeat: () => store.heartbeat(),

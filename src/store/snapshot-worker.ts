@@ -17,7 +17,7 @@ interface WorkerInit {
 
 export interface WorkerRequest {
   readonly id: number;
-  readonly op: "startRun" | "beginScope" | "knownPages" | "applyPage" | "finishRun" | "currentGroups" | "claimsToVerify" | "deleteCandidates" | "heartbeat" | "close";
+  readonly op: "startRun" | "beginScope" | "knownPages" | "applyPage" | "finishRun" | "currentGroups" | "runMark" | "claimsToVerify" | "deleteCandidates" | "heartbeat" | "close";
   readonly args: unknown[];
 }
 
@@ -83,6 +83,9 @@ function handle(m: WorkerRequest): WorkerReply {
         break;
       case "currentGroups":
         result = s.currentGroups();
+        break;
+      case "runMark":
+        result = s.runMark();
         break;
       case "close":
         s.db.close();

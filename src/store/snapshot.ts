@@ -21,6 +21,7 @@ import { PageApplier } from "./page-apply.js";
 import { PageCache, type KnownPage } from "./page-cache.js";
 import { Encoder, type PreparedPage } from "./prepare-page.js";
 import { RunLifecycle } from "./run-lifecycle.js";
+import { refuseIfHeld } from "./run-lease.js";
 import type { ActiveRun, DeletePolicy, RunOutcome, ScopeState, SnapshotOptions } from "./run-state.js";
 import type { StoredResource } from "./resources.js";
 import { isLookup, type Scope } from "./scopes.js";
@@ -111,6 +112,17 @@ export class SnapshotStore {
       const code = typeof given === "string" ? given : err.name;
       throw new RunStartFailedError(claimed, this.recordFailure(claimed, code, err.message), { code, message: err.message });
     }
+  }
+
+  /**
+   * The newest run's id (0 with none), after checking that no live run holds the snapshot
+   * (SnapshotBusyError otherwise; nothing is written). A worker that refetches outside the lease
+   * takes this first, and applies what it fetched only if its own run is the next one: then no
+   * run held the snapshot, or began, while it fetched.
+   */
+  runMark(): number {
+    refuseIfHeld(this.db, this.lifecycle.lease);
+    return this.db.prepare("SELECT coalesce(max(run_id), 0) FROM _runs").pluck().get() as number;
   }
 
   /** The pages of a scope the walk may recognise by their bytes (see PageCache.ofScope). */

@@ -113,6 +113,7 @@ export async function openWorkerSnapshot(dbPath: string, options: SnapshotOption
     applyPage: (scope, page) => call("applyPage", scope, page),
     finishRun: (policy, failure) => call("finishRun", policy, failure),
     currentGroups: () => call("currentGroups"),
+    runMark: () => call("runMark"),
     claimsToVerify: () => call("claimsToVerify"),
     deleteCandidates: () => call("deleteCandidates"),
     heartbeat: () => {

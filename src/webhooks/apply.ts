@@ -4,8 +4,10 @@
  * It is a second writer of the snapshot, so it never writes beside a sync: each batch is a run of
  * its own (job `webhooks`, recorded in `runs` like any other, so a change's run tells its source),
  * started with the same lease as a sync's. While a sync holds the snapshot the batch does not
- * start and every event stays pending for the next drain. Members are refetched while the lease
- * is held, so what is applied is never older than what a sync wrote before it.
+ * start and every event stays pending for the next drain. Members are refetched before the lease
+ * is taken (a rate-limited service must not keep a nightly sync out), and applied only if no run
+ * held the snapshot or began while they were fetched, so what is applied is never older than
+ * what a sync wrote before it (see applyBatch).
  *
  * Each member is looked up by id and applied through the sync's own path (a lookup scope, the
  * same page applier, diff, history and change records). A lookup proves nothing about a listing,
@@ -132,29 +134,56 @@ interface BatchOutcome {
   error?: { code: string; message: string };
 }
 
-/** One run: claim the snapshot, refetch the members, apply them, end the run, then mark the events. */
+/**
+ * One run: refetch the members outside the lease, then claim the snapshot, apply them, end the
+ * run, and mark the events. A rate-limited or slow service never holds the snapshot: a nightly
+ * sync that starts meanwhile gets it. What was fetched is applied only when no run held the
+ * snapshot as the refetch began ({@link SnapshotPort.runMark}) and this run is the next one after
+ * it: then no sync began while the worker fetched, so nothing applied is older than what a sync
+ * wrote. Otherwise the fetched answers are dropped and the events stay pending.
+ */
 async function applyBatch(opts: DrainOptions, port: SnapshotPort, settings: ApplySettings, now: () => Date, due: readonly DueMember[]): Promise<BatchOutcome> {
   const out: BatchOutcome = { applied: 0, notFound: 0, retrying: 0, parked: 0 };
+  const refused = (e: unknown): BatchOutcome => {
+    const why = describe(e);
+    return why.code === "SNAPSHOT_BUSY" ? { ...out, busy: why } : { ...out, error: why };
+  };
+  let mark: number;
+  try {
+    mark = await port.runMark();
+  } catch (e) {
+    return refused(e);
+  }
+  const encoder = port.encoding ? new Encoder(port.encoding) : undefined;
+  let fetched: Fetched[];
+  try {
+    const limit = pLimit(Math.max(1, opts.concurrency ?? 4));
+    fetched = await Promise.all(due.map((m) => limit(() => refetch(opts, encoder, m))));
+  } catch (e) {
+    // Stopped (the signal) while fetching: no run was started, the events stay pending.
+    return { ...out, error: describe(e) };
+  }
   let runId: number;
   try {
     // Not resumed: a lookup run has no walk to resume, and a failed sync's options are not its own.
-    const run = await port.startRun(WEBHOOK_JOB, { webhooks: true }, { resume: false });
-    runId = run.runId;
+    runId = (await port.startRun(WEBHOOK_JOB, { webhooks: true }, { resume: false })).runId;
   } catch (e) {
-    const why = describe(e);
-    if (why.code === "SNAPSHOT_BUSY") return { ...out, busy: why };
-    return { ...out, error: why };
+    return refused(e);
+  }
+  if (runId !== mark + 1) {
+    // Another run began while the worker fetched: its walk may have read these members later.
+    const outcome = await port.finishRun({ ...defaultDeletePolicy, ...opts.deletePolicy }).catch((e: unknown) => ({ status: "failed" as const, failure: describe(e) }));
+    return {
+      ...out,
+      run: { runId, status: outcome.status, members: 0 },
+      busy: { code: "SNAPSHOT_BUSY", message: `run ${mark + 1} began while the worker refetched these members (its walk may have read them later): nothing was applied, the events stay pending` },
+    };
   }
   const heartbeat = setInterval(() => port.heartbeat(), 1000);
   heartbeat.unref();
-  const encoder = port.encoding ? new Encoder(port.encoding) : undefined;
-  const fetched: Fetched[] = [];
   let failure: { code: string; message: string } | undefined;
   try {
-    const limit = pLimit(Math.max(1, opts.concurrency ?? 4));
-    const results = await Promise.all(due.map((m) => limit(() => refetch(opts, encoder, m))));
-    for (const f of results) {
-      fetched.push(f);
+    for (const f of fetched) {
       if (f.kind !== "page") continue;
       const scope = memberLookupScope(f.member.memberId);
       await port.beginScope(scope);

@@ -117,6 +117,44 @@ describe("the webhook worker drains the inbox into the snapshot", () => {
     expect(inbox.status().pending).toBe(0);
   });
 
+  it("refetches before it claims the snapshot: a run that begins meanwhile gets it, and what the worker fetched is dropped, its events pending", async () => {
+    const { sb, client, t, inbox } = await setup();
+    await syncStarted({ source: client, store: t.store, claimsWindow: ALL_CLAIMS });
+    const before = membersOf(sb);
+    const day = await sb.advance();
+    const changed = changedMembers(before, sb);
+    inbox.accept(events(changed));
+    const otherDb = openDatabase(t.path);
+    const other = new SnapshotStore(otherDb, { piiKey: TEST_PII_KEY });
+    cleanups.push(() => void otherDb.close());
+    // Another process's run begins and ends while the worker waits on its first lookup: before,
+    // the worker held the lease through its lookups, and that run was refused (busy).
+    let began: number | undefined;
+    const source = {
+      memberText: async (id: string, opts?: { signal?: AbortSignal }) => {
+        if (began === undefined) {
+          began = other.startRun("sync", { resources: ["members"] }).runId;
+          other.finishRun({ maxDeleteShare: 0.1, maxDeleteCount: 50, emptyScopeMin: 5, absenceRuns: 1, allowDeletes: false }, { message: "a run that began while the worker fetched" });
+        }
+        return client.memberText(id, opts);
+      },
+    };
+    const report = await drainInbox({ inbox, source, store: t.store, settings: { batchSize: 1000 } });
+    expect(began).toBeDefined();
+    expect(report.busy?.message).toContain(`run ${began} began while the worker refetched these members`);
+    expect(report).toMatchObject({ applied: 0, retrying: 0, parked: 0, runs: [{ runId: began! + 1, status: "succeeded", members: 0 }] });
+    expect(recordedChanges(t.db, [began! + 1])).toEqual([]);
+    expect(inbox.status().pending).toBe(changed.length);
+    expect(inbox.due(new Date().toISOString(), 1000).every((m) => m.attempts === 0)).toBe(true);
+    // The next drain, with no run beginning meanwhile, applies them.
+    const after = await drainInbox({ inbox, source: client, store: t.store, settings: { batchSize: 1000 } });
+    expect(after.busy).toBeUndefined();
+    expect(after.applied).toBe(changed.length);
+    // A 404 deletes nothing (the next full walk decides): the members still listed equal the sandbox's.
+    const { got, want } = membersInSnapshot(t.db, sb, changed.filter((id) => !day.changes.members.deleted.includes(id)));
+    expect(got).toEqual(want);
+  });
+
   it("an API fault is retried with backoff, then parked with its reason, with no key or SSN in it", async () => {
     const { sb, client, t, inbox } = await setup({ retry: 1 });
     await syncStarted({ source: client, store: t.store, claimsWindow: ALL_CLAIMS });
