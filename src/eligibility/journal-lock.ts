@@ -9,9 +9,14 @@
  * the same way), and only if the lock is still the very record it judged stale: two processes that
  * both saw a stale lock can never remove each other's fresh one and both hold the group. A lock is
  * released only by its holder, and only while it is still its own.
+ *
+ * A holder on another host (a container restarted under a new hostname, the same volume) cannot be
+ * asked whether it lives: its holder renews the lock's modification time every
+ * {@link LOCK_RENEW_MS} (as the snapshot's run lease is renewed), and a lock of another host not
+ * renewed for {@link LOCK_LEASE_MS} is stale.
  */
 import { randomUUID } from "node:crypto";
-import { linkSync, readFileSync, rmSync, statSync, unlinkSync, writeFileSync } from "node:fs";
+import { linkSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { hostname } from "node:os";
 
 /** Who holds a lock; a lock written by an older version holds only `pid`. */
@@ -23,6 +28,11 @@ export interface LockHolder {
   readonly host?: string;
   readonly token?: string;
 }
+
+/** How often a holder renews its lock (its modification time). */
+export const LOCK_RENEW_MS = 30_000;
+/** A lock of another host not renewed for this long is stale (ten renewals missed). */
+export const LOCK_LEASE_MS = 10 * LOCK_RENEW_MS;
 
 /** Another apply holds the group's journal (exit 75: try again when it is done). */
 export class JournalBusyError extends Error {
@@ -36,8 +46,20 @@ export class JournalLock {
     private readonly token: string,
   ) {}
 
+  private readonly timer = setInterval(() => this.renew(), LOCK_RENEW_MS);
+
+  /** Renew the lock (its modification time) while it is this process's own; never throws. */
+  renew(): void {
+    try {
+      if (readLock(this.path)?.holder.token === this.token) utimesSync(this.path, new Date(), new Date());
+    } catch {
+      // A renewal missed: ten in a row before another host may take the lock over.
+    }
+  }
+
   /** Remove the lock if it is still this process's own; a lock another process took is left alone. */
   release(): void {
+    clearInterval(this.timer);
     if (readLock(this.path)?.holder.token === this.token) rmSync(this.path, { force: true });
   }
 }
@@ -56,7 +78,7 @@ export function takeJournalLock(path: string): JournalLock {
       if (linked(tmp, path)) return new JournalLock(path, me.token!);
       const seen = readLock(path);
       if (!seen) continue; // released meanwhile: try again
-      if (!stale(seen)) throw busy(path, seen.holder);
+      if (!stale(seen)) throw busy(path, seen);
       if (!removeStale(path, seen.raw, tmp)) throw new JournalBusyError(`another census apply is taking over the stale lock ${path}; try again when it is done`);
     }
     throw new JournalBusyError(`could not take the lock ${path}: other applies kept taking it; try again`);
@@ -94,8 +116,12 @@ function linked(from: string, to: string): boolean {
   }
 }
 
-function busy(path: string, h: LockHolder): JournalBusyError {
-  return new JournalBusyError(`another census apply (pid ${h.pid}${h.host && h.host !== hostname() ? ` on ${h.host}` : ""}) is working on this group (${path}); try again when it is done`);
+function busy(path: string, seen: SeenLock): JournalBusyError {
+  const h = seen.holder;
+  const elsewhere = h.host !== undefined && h.host !== hostname();
+  const where = elsewhere ? ` on ${h.host}, renewed ${new Date(seen.mtimeMs).toISOString()}` : "";
+  const after = elsewhere ? `; a lock of another host not renewed for ${LOCK_LEASE_MS / 60_000} minutes is taken over` : "";
+  return new JournalBusyError(`another census apply (pid ${h.pid}${where}) is working on this group (${path}); try again when it is done${after}`);
 }
 
 interface SeenLock {
@@ -136,11 +162,12 @@ const strip = <T extends object>(o: T): Partial<T> => Object.fromEntries(Object.
 /**
  * Whether the lock's holder is gone: its pid is dead, the machine rebooted since (another boot id),
  * or the pid now belongs to another process (another start time; for a record with no start time,
- * a process started after the lock was written). A holder on another host cannot be checked: not stale.
+ * a process started after the lock was written). A holder on another host cannot be checked: its
+ * lock is stale once it was not renewed for {@link LOCK_LEASE_MS}.
  */
-export function stale(seen: SeenLock): boolean {
+export function stale(seen: SeenLock, now = Date.now()): boolean {
   const h = seen.holder;
-  if (h.host !== undefined && h.host !== hostname()) return false;
+  if (h.host !== undefined && h.host !== hostname()) return now - seen.mtimeMs > LOCK_LEASE_MS;
   if (!(h.pid > 0) || !alive(h.pid)) return true;
   const boot = bootId();
   if (h.boot !== undefined && boot !== undefined && h.boot !== boot) return true;

@@ -1,10 +1,11 @@
 import { spawn } from "node:child_process";
-import { mkdtempSync, readFileSync, renameSync, rmSync, utimesSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { hostname, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { ApplyJournal, JournalBusyError } from "../../../src/eligibility/apply-journal.js";
+import { LOCK_LEASE_MS, takeJournalLock } from "../../../src/eligibility/journal-lock.js";
 import { waitUntil } from "../../helpers/wait.js";
 
 /**
@@ -117,5 +118,33 @@ describe("the journal lock", () => {
     } finally {
       other.kill();
     }
+  });
+
+  it("a lock of another host (a container restarted under a new name) is busy while renewed, taken over once not renewed for the lease; a holder renews its own", () => {
+    const path = join(dir, "gp.journal.jsonl");
+    const lock = `${path}.lock`;
+    writeFileSync(lock, JSON.stringify({ pid: 1, start: "5", boot: "another-boot", host: "bsync-old-container", token: "theirs" }));
+    expect(() => ApplyJournal.open(path)).toThrow(/pid 1 on bsync-old-container, renewed .*taken over/);
+    const justInside = new Date(Date.now() - LOCK_LEASE_MS + 30_000);
+    utimesSync(lock, justInside, justInside);
+    expect(() => ApplyJournal.open(path)).toThrow(JournalBusyError);
+    const lapsed = new Date(Date.now() - LOCK_LEASE_MS - 1_000);
+    utimesSync(lock, lapsed, lapsed);
+    ApplyJournal.open(path).close();
+    // A holder renews its own lock (its modification time), and only its own.
+    const held = takeJournalLock(lock);
+    try {
+      const old = new Date(Date.now() - 60_000);
+      utimesSync(lock, old, old);
+      held.renew();
+      expect(statSync(lock).mtimeMs).toBeGreaterThan(Date.now() - 30_000);
+      writeFileSync(lock, JSON.stringify({ pid: 1, host: "bsync-old-container", token: "not-ours" }));
+      utimesSync(lock, old, old);
+      held.renew();
+      expect(statSync(lock).mtimeMs).toBeLessThan(Date.now() - 50_000);
+    } finally {
+      held.release();
+    }
+    expect(readFileSync(lock, "utf8")).toContain("not-ours");
   });
 });
