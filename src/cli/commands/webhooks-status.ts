@@ -6,6 +6,7 @@
 import { existsSync } from "node:fs";
 import type { CommandContext } from "../context.js";
 import { ExitCode } from "../exit-codes.js";
+import { shown } from "../shown.js";
 
 export async function run(ctx: CommandContext): Promise<number> {
   const config = ctx.config();
@@ -34,7 +35,7 @@ export async function run(ctx: CommandContext): Promise<number> {
     `Webhook inbox: ${path}`,
     `  pending:      ${s.pending}${age === null ? "" : ` (the oldest received ${age} s ago)`}`,
     `  parked:       ${s.parked.length === 0 ? "none" : `${s.parked.length}${s.parked.length >= 20 ? " (the latest 20)" : ""}, given up on (a new event for the member is tried again):`}`,
-    ...s.parked.map((p) => `    ${p.id} (member ${p.memberId ?? "?"}) at ${p.at}: ${p.reason}`),
+    ...s.parked.map((p) => `    ${shown(p.id)} (member ${p.memberId === null ? "?" : shown(p.memberId)}) at ${shown(p.at)}: ${shown(p.reason)}`),
     `  ignored:      ${s.ignored} (other event types: recorded, not acted on)`,
     `  applied:      ${s.applied}`,
     `  last applied: ${lastApplied === null ? "never" : `run ${lastApplied.runId ?? "?"} at ${lastApplied.at}`}`,

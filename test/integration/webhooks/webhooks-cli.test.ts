@@ -124,4 +124,27 @@ describe("webhooks status and webhooks apply", () => {
       expect(out).not.toContain(sb.keys.full);
     }
   });
+
+  it("status shows an event id, member id and reason holding terminal control characters escaped, never raw (a signed id holding ESC[2J would clear the screen); --json stays valid JSON", async () => {
+    const here = join(dir, "controls");
+    mkdirSync(here);
+    const envHere = { ...env, BENEFITS_DB: join(here, "snap.db") };
+    const inbox = Inbox.open(inboxPathFor(envHere.BENEFITS_DB));
+    const at = new Date().toISOString();
+    const id = "evt_\x1b[2J\x07";
+    inbox.accept([{ id, type: "member_update", memberId: "m\x9b1\r2", receivedAt: at }]);
+    inbox.park([id], "the service said \x1b[2Jcleared\x07\nnext line\x7f", at);
+    inbox.close();
+
+    const text = await runCli(["webhooks", "status"], { env: envHere, cwd: here });
+    expect(text.code, text.stderr).toBe(ExitCode.OK);
+    expect(text.stdout).toContain(`    evt_\\x1b[2J\\x07 (member m\\x9b1\\x0d2) at ${at}: the service said \\x1b[2Jcleared\\x07\\x0anext line\\x7f\n`);
+    // eslint-disable-next-line no-control-regex
+    expect(text.stdout).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/);
+
+    const json = await runCli(["webhooks", "status", "--json"], { env: envHere, cwd: here });
+    expect(json.code, json.stderr).toBe(ExitCode.OK);
+    const st = JSON.parse(json.stdout) as { parked: { id: string; memberId: string; reason: string }[] };
+    expect(st.parked).toEqual([expect.objectContaining({ id, memberId: "m\x9b1\r2", reason: "the service said \x1b[2Jcleared\x07\nnext line\x7f" })]);
+  });
 });
