@@ -10,7 +10,6 @@ import { lstatSync, mkdtempSync, renameSync, rmSync, type Stats } from "node:fs"
 import { join } from "node:path";
 import type { Database } from "better-sqlite3";
 import { ConfigError } from "../errors.js";
-import { csvRow } from "../sinks/csv/csv-row.js";
 import { HashedFile } from "../sinks/files/hashed-file.js";
 import { MANIFEST, type ManifestFile } from "../sinks/files/manifest.js";
 import { prepareOutputDir } from "../sinks/output-dir.js";
@@ -25,6 +24,7 @@ import { groupNames } from "./group-names.js";
 import { EligibilityColumns, auditRows, membershipFigures, type EligibilityRow, type MembershipFigures } from "./membership.js";
 import { resolvePeriod, type Period } from "./periods.js";
 import { renderHtml, renderMarkdown } from "./render.js";
+import { sheetRow } from "./sheet-row.js";
 
 export interface ReconcileOptions {
   /** A run id or a date (YYYY-MM-DD): the last successful run on or before it. */
@@ -107,13 +107,13 @@ function write(outDir: string, scope: ReportScope, examplesPerCheck: number, pha
     const csv = (name: string, header: readonly string[]): HashedFile => {
       const f = new HashedFile(staging, name);
       open.push(f);
-      f.text(csvRow(header));
+      f.text(sheetRow(header));
       return f;
     };
     const done = (f: HashedFile): void => {
       files.push(f.close());
     };
-    const row = (f: HashedFile, cols: readonly string[], r: Record<string, unknown>) => f.row(csvRow(cols.map((c) => String(r[c] ?? ""))));
+    const row = (f: HashedFile, cols: readonly string[], r: Record<string, unknown>) => f.row(sheetRow(cols.map((c) => String(r[c] ?? ""))));
 
     phase("membership and its movement");
     const changes = csv("eligibility-changes.csv", EligibilityColumns);
@@ -130,7 +130,7 @@ function write(outDir: string, scope: ReportScope, examplesPerCheck: number, pha
 
     const cells = csv("membership.csv", ["group_id", "group_policy_id", "plan_id", "status", "at_from", "added", "deleted", "moved_in", "moved_out", "at_to", "adds_up"]);
     for (const c of membership.cells) {
-      cells.row(csvRow([c.groupId, c.groupPolicyId, c.planId, c.status, String(c.from), String(c.added), String(c.deleted), String(c.movedIn), String(c.movedOut), String(c.to), c.holds ? "yes" : "NO"]));
+      cells.row(sheetRow([c.groupId, c.groupPolicyId, c.planId, c.status, String(c.from), String(c.added), String(c.deleted), String(c.movedIn), String(c.movedOut), String(c.to), c.holds ? "yes" : "NO"]));
     }
     done(cells);
 
@@ -142,11 +142,11 @@ function write(outDir: string, scope: ReportScope, examplesPerCheck: number, pha
     const byGroup = csv("claims.csv", ["group_id", "status", "from_count", "from_billed", "from_allowed", "from_paid", "to_count", "to_billed", "to_allowed", "to_paid", "status_adds_up"]);
     for (const g of claims.byGroup) {
       const holds = statusHolds.get(g.status) !== false;
-      byGroup.row(csvRow([g.groupId, g.status, String(g.from.count), g.from.billed, g.from.allowed, g.from.paid, String(g.to.count), g.to.billed, g.to.allowed, g.to.paid, holds ? "yes" : "NO"]));
+      byGroup.row(sheetRow([g.groupId, g.status, String(g.from.count), g.from.billed, g.from.allowed, g.from.paid, String(g.to.count), g.to.billed, g.to.allowed, g.to.paid, holds ? "yes" : "NO"]));
     }
     done(byGroup);
     const transitions = csv("claim-transitions.csv", ["from_status", "to_status", "claims", "paid_change"]);
-    for (const t of claims.transitions) transitions.row(csvRow([t.from, t.to, String(t.count), t.paidChange]));
+    for (const t of claims.transitions) transitions.row(sheetRow([t.from, t.to, String(t.count), t.paidChange]));
     done(transitions);
 
     phase("consistency checks");

@@ -258,6 +258,8 @@ const FormatText = [
   "",
   "- **CSV**: RFC 4180, UTF-8, CRLF, a header; every file present, only its header when nothing changed;",
   "  values verbatim (decimal text as sent, a leading `=` unescaped); an empty cell is an absent value.",
+  "  They stay byte-faithful for loaders: a name such as `=HYPERLINK(…)` is written as sent (the",
+  "  reconciliation's CSV files, meant for spreadsheets, start such a cell with `'`).",
   "- **JSONL**: one line per change, LF, UTF-8: `op`, `run_id`, `id`, `changed_fields` (null except on",
   "  updates; the CSV's names), `data` (the whole record as stored, lists nested); no list files.",
   "- **Parquet**: the columns below typed; `data` holds the whole record, so no field is lost. A value",
