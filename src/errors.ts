@@ -4,7 +4,7 @@
  * a body excerpt longer than {@link EXCERPT_LIMIT}.
  */
 import type { ValidationIssue } from "../schemas/error-body.js";
-import { maskUrlPasswords } from "./url-display.js";
+import { maskConnectionPasswords } from "./url-display.js";
 import { maskSsnText } from "./pii/ssn-key.js";
 
 export const EXCERPT_LIMIT = 200;
@@ -25,7 +25,7 @@ export function registerSecret(secret: string | undefined): void {
  * redact('GET /v1/members/123456789 {"ssn":"12-3"}') // 'GET /v1/members/[ssn] {"ssn":"[ssn]"}'
  */
 export function redact(text: string): string {
-  let out = maskUrlPasswords(text);
+  let out = maskConnectionPasswords(text);
   for (const s of secrets) out = out.split(s).join("[redacted]");
   out = out.replace(/(bearer\s+)[^\s"',]+/gi, "$1[redacted]");
   return maskSsnText(out);

@@ -1,9 +1,11 @@
 /**
- * How a URL is shown in any text we print or keep (an error, a config problem, a log line, `doctor`,
- * `--json`): with the password of its userinfo masked, `postgresql://etl:***@host/db`. The user
- * name stays (it says which account to check); the password never leaves. `redact()` calls this,
- * so every message path gets it; a text that names a warehouse on purpose (the ledger's
- * `postgres://user@host:port/db`) carries no password to begin with.
+ * How a connection string is shown in any text we print or keep (an error, a config problem, a log
+ * line, `doctor`, `--json`): with its password masked, whatever its form: a URL's userinfo
+ * (`postgresql://etl:***@host/db`) and a `password=` key (libpq's `host=h password=***`,
+ * `PGPASSWORD=***`, a URL's `?password=***`). The user name stays (it says which account to
+ * check); the password never leaves. `redact()` calls this, so every message path gets it; a text
+ * that names a warehouse on purpose (the ledger's `postgres://user@host:port/db`) carries no
+ * password to begin with.
  */
 
 /**
@@ -16,18 +18,29 @@
  */
 const URL_PASSWORD = /:\/\/([^\s/?#@:"'<>]*):(?:(?!:\/\/)[^\s"'<>])*@/g;
 
+/**
+ * A key that ends in `password` or `passwd`, any case (`password`, `PGPASSWORD`, `sslpassword`),
+ * `=` with or without spaces, then its value: libpq's quoted form (`'se cr\'et'`, to its closing
+ * quote, or to the end of a text cut short) or a bare one, which runs to whitespace or a `"` (the
+ * end of a quoted or JSON string; a `\"` inside JSON does not stop it). In a URL the bare value
+ * takes the parameters after it too: the safe side. The key's own letters start each attempt, so
+ * the cost stays linear; `passwordEnv` is no key with a value and stays.
+ */
+const KEY_PASSWORD = /(passw(?:or)?d)(\s*=\s*)(?:'(?:\\.|[^'\\])*'?|(?:\\.|[^\s"\\])+)/gi;
+
 const MASKED_PASSWORD = "***";
 
 /**
- * Mask the password of every URL inside a text.
+ * Mask the password of every connection string inside a text: a URL's, and every `password=`.
  *
  * @example
- * maskUrlPasswords('got "htps://svc:pw@host"') // 'got "htps://svc:***@host"'
- * maskUrlPasswords("postgres://etl@wh/db")     // unchanged: no password
+ * maskConnectionPasswords('got "htps://svc:pw@host"')    // 'got "htps://svc:***@host"'
+ * maskConnectionPasswords("host=h password='p w' db=x")  // "host=h password=*** db=x"
+ * maskConnectionPasswords("postgres://etl@wh/db")        // unchanged: no password
  */
-export function maskUrlPasswords(text: string): string {
-  if (!text.includes("://")) return text;
-  return text.replace(URL_PASSWORD, `://$1:${MASKED_PASSWORD}@`);
+export function maskConnectionPasswords(text: string): string {
+  const out = text.includes("://") ? text.replace(URL_PASSWORD, `://$1:${MASKED_PASSWORD}@`) : text;
+  return /passw/i.test(out) ? out.replace(KEY_PASSWORD, `$1$2${MASKED_PASSWORD}`) : out;
 }
 
 const DEFAULT_PORTS: Record<string, string> = { "http:": "80", "https:": "443" };

@@ -61,4 +61,12 @@ describe("credentials in URLs are masked in every message", () => {
     await expectMasked(["sync", "--sink", `mysql://etl:${PASSWORD}@host/db`], { BENEFITS_BASE_URL: "http://127.0.0.1:9" }, cwd, "mysql://etl:***@host/db");
     await expectMasked(["sync", "--json", "--sink", `mysql://etl:${PASSWORD}@host/db`], { BENEFITS_BASE_URL: "http://127.0.0.1:9" }, cwd, "mysql://etl:***@host/db");
   });
+
+  it("a libpq key=value connection string, in --sink and in the config file (config check)", async () => {
+    const libpq = `host=127.0.0.1 port=1 password=${PASSWORD} dbname=x`;
+    const env = { BENEFITS_BASE_URL: "http://127.0.0.1:9" };
+    for (const json of [[], ["--json"]]) await expectMasked(["sync", ...json, "--sink", libpq], env, folder("libpq-flag"), "password=***");
+    const cwd = folder("libpq-file", { sinks: { wh: { type: "postgres", url: libpq } } });
+    for (const args of [...commands, ["config", "check"]]) await expectMasked(args, env, cwd, "password=***");
+  });
 });

@@ -1,12 +1,14 @@
 /**
  * A URL's password never reaches a text we print or keep: `redact()` (which every error message,
  * config problem and job log line goes through) masks the userinfo's password of every URL in a
- * text, whatever its scheme (a mistyped one included), and keeps the user name and the rest.
+ * text, whatever its scheme (a mistyped one included), and keeps the user name and the rest; and
+ * the value of every `password=` key (libpq's `host=h password=pw`, `PGPASSWORD=pw`, a URL's
+ * `?password=`), quoted or not, any case.
  */
 import { describe, expect, it } from "vitest";
 import { ConfigError, redact } from "../../src/errors.js";
 
-describe("redact: URL credentials", () => {
+describe("redact: connection-string credentials (URL and libpq key=value)", () => {
   it.each([
     ["a postgres sink", "postgresql://etl:TopSecret@host/db", "postgresql://etl:***@host/db"],
     ["a mistyped scheme", "htps://svc:pwSecret@host", "htps://svc:***@host"],
@@ -15,6 +17,12 @@ describe("redact: URL credentials", () => {
     ["an empty user", "redis://:TopSecret@cache:6379", "redis://:***@cache:6379"],
     ["percent-encoded", "https://a%40b:Top%2FSecret@host/x", "https://a%40b:***@host/x"],
     ["upper-case scheme", "HTTPS://u:TopSecret@HOST", "HTTPS://u:***@HOST"],
+    ["libpq key=value", "host=127.0.0.1 port=1 password=S3cretPw dbname=x", "host=127.0.0.1 port=1 password=*** dbname=x"],
+    ["a quoted value with a space and an escaped quote", "host=h password='se cr\\'et' dbname=x", "host=h password=*** dbname=x"],
+    ["any case, spaces around =", "host=h PassWord = S3cretPw dbname=x", "host=h PassWord = *** dbname=x"],
+    ["a PGPASSWORD-like key", "PGPASSWORD=S3cretPw psql; sslpassword=S3cretPw", "PGPASSWORD=*** psql; sslpassword=***"],
+    ["a URL's password parameter", "postgres://etl@host/db?password=S3cretPw&sslmode=require", "postgres://etl@host/db?password=***"],
+    ["an unterminated quote (a cut excerpt)", "password='S3cret Pw", "password=***"],
   ])("%s", (_, url, shown) => {
     expect(redact(url)).toBe(shown);
   });
@@ -33,6 +41,12 @@ describe("redact: URL credentials", () => {
     for (const text of ["postgres://etl@host:5432/db#benefits_sync", "https://svc.test:8443/v2/members?limit=5", "mail admin@example.com", "GET /v2/designs"]) {
       expect(redact(text)).toBe(text);
     }
+  });
+
+  it("a libpq password inside quoted text and JSON keeps the text around it", () => {
+    expect(redact(`--sink "host=h password=S3cretPw": not a postgres:// URL`)).toBe(`--sink "host=h password=***": not a postgres:// URL`);
+    expect(redact(JSON.stringify({ sink: "host=h password=S3cretPw", next: 1 }))).toBe('{"sink":"host=h password=***","next":1}');
+    expect(redact("sinks.wh.passwordEnv: expected a name; password: 8 characters")).toBe("sinks.wh.passwordEnv: expected a name; password: 8 characters");
   });
 
   it("reaches every error message and config problem", () => {
