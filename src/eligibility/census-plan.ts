@@ -4,6 +4,7 @@
  * same file and view give the same plan, so `plan` and `apply` can only differ by their view.
  */
 import type { PatchMemberBody } from "../../schemas/writes.js";
+import { cellShape } from "./cell-text.js";
 import { MemberIndex, sameText } from "./census-match.js";
 import type { GroupMember, GroupView } from "./group-people.js";
 import type { Census, CensusRow, RowProblem } from "./read-census.js";
@@ -12,8 +13,9 @@ import type { Census, CensusRow, RowProblem } from "./read-census.js";
 export const PLAN_CHANGE_REFUSAL =
   "a member changing plans cannot be done through the API: only plan changes started by the service operator are supported; notify the service operator";
 
-export interface NewSubscriber { readonly line: number; readonly employeeId: string; readonly plan: string; readonly dependents: readonly number[] }
-export interface NewDependent { readonly line: number; readonly employeeId: string; readonly plan: string; readonly subscriberMemberId: string; readonly subscriberCoverageId: string }
+/** New people are named by their line (an employee_id is often an SSN, never shown). */
+export interface NewSubscriber { readonly line: number; readonly plan: string; readonly dependents: readonly number[] }
+export interface NewDependent { readonly line: number; readonly plan: string; readonly subscriberMemberId: string; readonly subscriberCoverageId: string }
 export interface Termination { readonly line: number; readonly memberId: string; readonly coverageId: string; readonly terminationDate: string; readonly currentEndDate: string | null }
 export interface DemographicUpdate { readonly line: number; readonly memberId: string; readonly fields: readonly string[]; readonly body: PatchMemberBody }
 export interface RowNote { readonly line: number; readonly memberId?: string; readonly reason: string }
@@ -54,7 +56,7 @@ export function planCensus(census: Census, view: GroupView): CensusPlan {
   let unchanged = 0;
 
   const planOf = (row: CensusRow): string | { reason: string } => {
-    if (row.plan_id) return view.plans.includes(row.plan_id) ? row.plan_id : { reason: `plan_id ${row.plan_id} is not a plan of the group (its plans: ${view.plans.join(", ") || "none"})` };
+    if (row.plan_id) return view.plans.includes(row.plan_id) ? row.plan_id : { reason: `its plan_id (${cellShape(row.plan_id)}) is not a plan of the group (its plans: ${view.plans.join(", ") || "none"})` };
     if (view.plans.length === 1) return view.plans[0]!;
     return { reason: `the group has ${view.plans.length} plans (${view.plans.join(", ")}): give plan_id` };
   };
@@ -77,7 +79,7 @@ export function planCensus(census: Census, view: GroupView): CensusPlan {
       named.add(found.member.memberId);
       if (row.relationship === "self") subscriberOf.set(row.employee_id, { member: found.member });
       const before = terminations.length + updates.length + refused.length;
-      planMember(row, found.member, found.sameName, { terminations, updates, refused });
+      planMember(row, view.plans, found.member, found.sameName, { terminations, updates, refused });
       if (terminations.length + updates.length + refused.length === before) unchanged++;
       continue;
     }
@@ -94,21 +96,21 @@ export function planCensus(census: Census, view: GroupView): CensusPlan {
         subscriberOf.set(row.employee_id, { failedLine: row.line });
         continue;
       }
-      const entry = { line: row.line, employeeId: row.employee_id, plan, dependents: [] as number[] };
+      const entry = { line: row.line, plan, dependents: [] as number[] };
       addSubscribers.push(entry);
       subscriberOf.set(row.employee_id, { entry });
       continue;
     }
     const sub = subscriberOf.get(row.employee_id);
     if (sub?.entry) {
-      if (row.plan_id && row.plan_id !== sub.entry.plan) unmatched.push({ line: row.line, reason: `a dependent joins its subscriber's plan (${sub.entry.plan}, line ${sub.entry.line}), not plan_id ${row.plan_id}` });
+      if (row.plan_id && row.plan_id !== sub.entry.plan) unmatched.push({ line: row.line, reason: `a dependent joins its subscriber's plan (${sub.entry.plan}, line ${sub.entry.line}), not ${rowPlan(row.plan_id, view.plans)}` });
       else sub.entry.dependents.push(row.line);
     } else if (sub?.member) {
       const scid = sub.member.coverage.subscriberCoverageId ?? sub.member.coverage.id;
       const subPlan = sub.member.coverage.planId;
       if (subPlan === null) unmatched.push({ line: row.line, reason: `its subscriber's coverage (member ${sub.member.memberId}) names no plan` });
-      else if (row.plan_id && row.plan_id !== subPlan) unmatched.push({ line: row.line, reason: `a dependent joins its subscriber's plan (${subPlan}), not plan_id ${row.plan_id}` });
-      else addDependents.push({ line: row.line, employeeId: row.employee_id, plan: subPlan, subscriberMemberId: sub.member.memberId, subscriberCoverageId: scid });
+      else if (row.plan_id && row.plan_id !== subPlan) unmatched.push({ line: row.line, reason: `a dependent joins its subscriber's plan (${subPlan}), not ${rowPlan(row.plan_id, view.plans)}` });
+      else addDependents.push({ line: row.line, plan: subPlan, subscriberMemberId: sub.member.memberId, subscriberCoverageId: scid });
     } else {
       unmatched.push({ line: row.line, reason: `its subscriber's row (line ${sub?.failedLine ?? "?"}) cannot be carried out, so the dependent cannot be added` });
     }
@@ -129,10 +131,18 @@ export function planCensus(census: Census, view: GroupView): CensusPlan {
   };
 }
 
+/**
+ * A row's plan_id in a reason: named when it is one of the group's plans (that text comes from the
+ * service, not the file), otherwise only by its shape.
+ */
+function rowPlan(planId: string, plans: readonly string[]): string {
+  return plans.includes(planId) ? planId : `the row's plan_id (${cellShape(planId)})`;
+}
+
 /** A matched row: a refused plan change, a termination, demographic updates. */
-function planMember(row: CensusRow, m: GroupMember, sameName: boolean, out: { terminations: Termination[]; updates: DemographicUpdate[]; refused: RowNote[] }): void {
+function planMember(row: CensusRow, plans: readonly string[], m: GroupMember, sameName: boolean, out: { terminations: Termination[]; updates: DemographicUpdate[]; refused: RowNote[] }): void {
   if (row.plan_id && m.coverage.planId !== null && row.plan_id !== m.coverage.planId)
-    out.refused.push({ line: row.line, memberId: m.memberId, reason: `plan ${m.coverage.planId} to ${row.plan_id}: ${PLAN_CHANGE_REFUSAL}` });
+    out.refused.push({ line: row.line, memberId: m.memberId, reason: `plan ${m.coverage.planId} to ${rowPlan(row.plan_id, plans)}: ${PLAN_CHANGE_REFUSAL}` });
   if (row.coverage_end && row.coverage_end !== m.coverage.endDate)
     out.terminations.push({ line: row.line, memberId: m.memberId, coverageId: m.coverage.id, terminationDate: row.coverage_end, currentEndDate: m.coverage.endDate });
   const body: Record<string, unknown> = {};

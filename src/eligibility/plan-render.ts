@@ -1,6 +1,7 @@
 /**
  * A census plan as people read it and as scripts read it (`--json`). Both name people by file
- * line and ids only: no SSN, and no demographic value (an update lists the fields it changes).
+ * line and the service's ids only: no SSN, no employee_id, no cell of the file (cell-text.ts), and
+ * no demographic value (an update lists the fields it changes).
  */
 import type { CensusPlan } from "./census-plan.js";
 
@@ -31,8 +32,8 @@ export function planText(plan: CensusPlan, file: string): string {
     out.push(`  ${title}: ${items.length}`);
     for (const x of items) out.push(`    ${line(x)}`);
   };
-  section("subscribers to add", plan.addSubscribers, (s) => `line ${s.line} (employee ${s.employeeId}), plan ${s.plan}${s.dependents.length ? `, with the dependents on line ${s.dependents.join(", ")}` : ""}`);
-  section("dependents to add to existing subscribers", plan.addDependents, (d) => `line ${d.line} (employee ${d.employeeId}): to member ${d.subscriberMemberId} (subscriber coverage ${d.subscriberCoverageId}), plan ${d.plan}`);
+  section("subscribers to add", plan.addSubscribers, (s) => `line ${s.line}, plan ${s.plan}${s.dependents.length ? `, with the dependents on line ${s.dependents.join(", ")}` : ""}`);
+  section("dependents to add to existing subscribers", plan.addDependents, (d) => `line ${d.line}: to member ${d.subscriberMemberId} (subscriber coverage ${d.subscriberCoverageId}), plan ${d.plan}`);
   section("coverages to terminate", plan.terminations, (t) => `line ${t.line}: member ${t.memberId}, coverage ${t.coverageId}, on ${t.terminationDate}${t.currentEndDate ? ` (now ends ${t.currentEndDate})` : ""}`);
   section("demographic updates", plan.updates, (u) => `line ${u.line}: member ${u.memberId}: ${u.fields.join(", ")}`);
   section("refused", plan.refused, (r) => `line ${r.line}: member ${r.memberId ?? "?"}: ${r.reason}`);

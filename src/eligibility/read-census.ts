@@ -5,6 +5,7 @@
  * same key) and to be sent to the service; it is never written by anything downstream.
  */
 import { ssnToken } from "../store/pii.js";
+import { describeCell } from "./cell-text.js";
 import { CENSUS_COLUMNS, CensusRowSchema } from "./census-row.js";
 import { CensusRows, packRow, packedToken, unpackRow, type CensusRow } from "./census-rows.js";
 import { CsvParser, type CsvRecord } from "./csv-records.js";
@@ -96,9 +97,13 @@ function headerNames(header: CsvRecord, file: string): string[] {
   const names = header.fields.map((f) => f.trim().toLowerCase());
   const known = new Set<string>(CENSUS_COLUMNS.map((c) => c.name));
   const fileProblems: string[] = [];
+  // A file without its header starts with a person: say so once, without a word of the row.
+  if (!names.some((n) => known.has(n)))
+    throw new CensusFileError(file, [`the first row is not a header (none of its ${names.length} cells names a column): a census starts with its header row (${[...known].join(", ")})`]);
   names.forEach((n, i) => {
-    if (!known.has(n)) fileProblems.push(`header, column ${i + 1}: unknown column ${JSON.stringify(n.slice(0, 40))} (expected one of ${[...known].join(", ")})`);
-    else if (names.indexOf(n) !== i) fileProblems.push(`header, column ${i + 1}: column ${n} appears twice`);
+    const column = { headerColumn: i + 1 };
+    if (!known.has(n)) fileProblems.push(`${describeCell(column, "", "not a column of the layout", n)}; expected one of ${[...known].join(", ")}`);
+    else if (names.indexOf(n) !== i) fileProblems.push(describeCell(column, "", `column ${n} appears twice`));
   });
   for (const c of CENSUS_COLUMNS) if (c.required && !names.includes(c.name)) fileProblems.push(`header: the required column ${c.name} is missing`);
   if (fileProblems.length > 0) throw new CensusFileError(file, fileProblems);
@@ -112,7 +117,7 @@ function headerNames(header: CsvRecord, file: string): string[] {
 function crossRowChecks(packed: string[], lines: number[], problems: RowProblem[]): Omit<Census, "rowCount"> {
   const bySsn = new Map<string, number>();
   const selfLine = new Map<string, number>();
-  const spouseOf = new Set<string>();
+  const spouseOf = new Map<string, number>();
   const drop = new Set<number>();
   const each = (check: (r: CensusRow, i: number) => string | undefined) => {
     for (let i = 0; i < packed.length; i++) {
@@ -130,7 +135,7 @@ function crossRowChecks(packed: string[], lines: number[], problems: RowProblem[
     bySsn.set(token, r.line);
     if (r.relationship !== "self") return undefined;
     const first = selfLine.get(r.employee_id);
-    if (first !== undefined) return problem(r, "relationship", `employee_id ${r.employee_id} already has its subscriber (self) on line ${first}`);
+    if (first !== undefined) return problem(r, "relationship", `a second subscriber (self) for the employee_id of line ${first}`);
     selfLine.set(r.employee_id, r.line);
     return undefined;
   });
@@ -138,10 +143,11 @@ function crossRowChecks(packed: string[], lines: number[], problems: RowProblem[
   each((r) => {
     if (r.relationship === "self") return undefined;
     if (!selfLine.has(r.employee_id))
-      return problem(r, "employee_id", `no subscriber row (relationship self) has employee_id ${r.employee_id}: a dependent's row carries its subscriber's employee_id`);
+      return problem(r, "employee_id", "no subscriber row (relationship self) has this row's employee_id: a dependent's row carries its subscriber's employee_id");
     if (r.relationship !== "spouse") return undefined;
-    if (spouseOf.has(r.employee_id)) return problem(r, "relationship", `employee_id ${r.employee_id} already has a spouse row`);
-    spouseOf.add(r.employee_id);
+    const spouse = spouseOf.get(r.employee_id);
+    if (spouse !== undefined) return problem(r, "relationship", `a second spouse for the employee_id of line ${spouse}`);
+    spouseOf.set(r.employee_id, r.line);
     return undefined;
   });
   problems.sort((a, b) => a.line - b.line);

@@ -179,4 +179,21 @@ describe("census apply's guards and failures", () => {
     expect(named("Holder")).toHaveLength(1);
     expect(named("Second")).toHaveLength(0);
   }, 600_000);
+
+  it("refuses a file without its header row in plan and apply with one problem, and prints none of its first row (issue 38)", async () => {
+    const db = join(dir, "headerless.db");
+    const env = { BENEFITS_BASE_URL: sb.baseUrl, BENEFITS_DB: db };
+    expect((await run(["sync"], env)).code).toBe(0);
+    const file = join(dir, "headerless.csv");
+    writeFileSync(file, `900-10-0002,self,nadia,Okafor,1991-03-04,900-10-0002,${group().plans[0]!.id}\n`);
+    const before = sb.stats().requests;
+    for (const command of ["plan", "apply"]) {
+      const r = await run(["census", command, file, "--group", group().id], env);
+      expect(r.code, `census ${command}: ${r.stderr}`).toBe(2);
+      expect(r.stderr).toContain("the first row is not a header (none of its 7 cells names a column)");
+      expect(`${r.stdout}\n${r.stderr}`).not.toMatch(/900|nadia|Okafor|1991/i);
+    }
+    expect(sb.stats().requests).toBe(before);
+  }, 600_000);
 });
+

@@ -91,10 +91,10 @@ describe("census plan and apply against the sandbox", () => {
     const p = JSON.parse(planRun.stdout.trim().split("\n").pop()!);
     expect(p.sent).toBe(false);
     expect(p.addSubscribers).toEqual([
-      { line: 7, employeeId: "N1", plan, dependents: [8, 9] },
-      { line: 10, employeeId: "N2", plan, dependents: [] },
+      { line: 7, plan, dependents: [8, 9] },
+      { line: 10, plan, dependents: [] },
     ]);
-    expect(p.addDependents).toEqual([{ line: 6, employeeId: h4!.subscriberId, plan: inGroup(h4!, gp)!.planId, subscriberMemberId: h4!.id, subscriberCoverageId: inGroup(h4!, gp)!.subscriberCoverageId }]);
+    expect(p.addDependents).toEqual([{ line: 6, plan: inGroup(h4!, gp)!.planId, subscriberMemberId: h4!.id, subscriberCoverageId: inGroup(h4!, gp)!.subscriberCoverageId }]);
     expect(p.terminations).toEqual([{ line: 4, memberId: h3!.id, coverageId: inGroup(h3!, gp)!.id, terminationDate: end, currentEndDate: null }]);
     expect(p.updates).toEqual([{ line: 3, memberId: h2!.id, fields: ["address.line1", "address.city"] }]);
     expect(p.refused).toEqual([planChangeReason(13)]);

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { planCensus } from "../../../src/eligibility/census-plan.js";
+import { planJson, planText } from "../../../src/eligibility/plan-render.js";
 import type { GroupMember, GroupView } from "../../../src/eligibility/group-people.js";
 import { readCensus } from "../../../src/eligibility/read-census.js";
 // The expected token is worked out in the test (node:crypto), never by the product's own rule.
@@ -68,13 +69,34 @@ describe("planning a census against a group", () => {
       "E8,self,Bo,Ray,1981-02-02,222-22-2222,,2026-02-28,",
       "E8,spouse,Gil,Ray,1980-01-01,888-88-8888,,,",
     ]);
-    expect(p.addSubscribers).toEqual([{ line: 2, employeeId: "E6", plan: "P2", dependents: [3] }]);
-    expect(p.addDependents).toEqual([{ line: 7, employeeId: "E8", plan: "P1", subscriberMemberId: "m2", subscriberCoverageId: "cov-m2" }]);
+    expect(p.addSubscribers).toEqual([{ line: 2, plan: "P2", dependents: [3] }]);
+    expect(p.addDependents).toEqual([{ line: 7, plan: "P1", subscriberMemberId: "m2", subscriberCoverageId: "cov-m2" }]);
     expect(p.terminations).toEqual([{ line: 6, memberId: "m2", coverageId: "cov-m2", terminationDate: "2026-02-28", currentEndDate: null }]);
     expect(p.unmatched.map((u) => [u.line, u.reason.slice(0, 30)])).toEqual([
       [4, "the SSN is member m3's, but ne"],
       [5, "its subscriber's row (line 4) "],
     ]);
     expect(p.membersNotInFile).toBe(2);
+  });
+
+  it("never shows an employee_id or a plan_id cell that is not one of the group's plans: rows are named by line (issue 38)", () => {
+    // Both look like SSNs, as they often are: neither may reach the plan, its text or its JSON.
+    const p = plan([
+      "611223334,self,Dee,New,1990-01-01,666-66-6666,P2,,",
+      "611223334,child,Eli,New,2019-01-01,666-66-6667,900100002,,",
+      "622334455,self,Fay,Ng,1991-01-01,677-66-6666,900100003,,",
+      "E8,self,Bo,Ray,1981-02-02,222-22-2222,900100004,,",
+      "633445566,self,Ann,Lee,1980-01-01,111-11-1111,,,",
+      "633445566,spouse,Gil,Lee,1980-01-01,688-88-8888,900100005,,",
+    ]);
+    const shown = `${JSON.stringify(planJson(p))}\n${planText(p, "c.csv")}`;
+    expect(shown).not.toMatch(/611223334|622334455|633445566|9001000/);
+    expect(p.addSubscribers).toEqual([{ line: 2, plan: "P2", dependents: [] }]);
+    expect(p.unmatched.map((u) => [u.line, u.reason])).toEqual([
+      [3, "a dependent joins its subscriber's plan (P2, line 2), not the row's plan_id (9 characters, digits only)"],
+      [4, "its plan_id (9 characters, digits only) is not a plan of the group (its plans: P1, P2)"],
+      [7, "a dependent joins its subscriber's plan (P1), not the row's plan_id (9 characters, digits only)"],
+    ]);
+    expect(p.refused.map((r) => r.reason.slice(0, 60))).toEqual(["plan P1 to the row's plan_id (9 characters, digits only): a "]);
   });
 });

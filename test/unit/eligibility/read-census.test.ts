@@ -51,9 +51,34 @@ describe("reading a census file", () => {
   it("refuses a header it cannot use, naming each column", () => {
     const bad = () => readCensus("employee_id,relationship,first_name,last_name,date_of_birth,social\n", "c.csv", KEY);
     expect(bad).toThrow(CensusFileError);
-    expect(bad).toThrow(/unknown column "social"/);
+    expect(bad).toThrow(/header, column 6: not a column of the layout \(6 characters, letters only\); expected one of employee_id, /);
+    expect(bad).not.toThrow(/social/);
     expect(bad).toThrow(/required column ssn is missing/);
     expect(() => readCensus(`${HEADER}\nE1,self,"Ann,Lee\n`, "c.csv", KEY)).toThrow(/line 2: a quoted cell is never closed/);
+  });
+
+  it("says a file without its header row is one, without a word of its first row (issue 38)", () => {
+    const headerless = () => readCensus("900-10-0002,self,nadia,Lee,1991-03-04,900-10-0002\n", "c.csv", KEY);
+    expect(headerless).toThrow(/the first row is not a header \(none of its 6 cells names a column\): a census starts with its header row/);
+    const message = (() => {
+      try {
+        headerless();
+      } catch (e) {
+        return (e as Error).message;
+      }
+      return "";
+    })();
+    expect(message).not.toMatch(/900|nadia|1991|Lee/i);
+  });
+
+  it("names the rows between rows by their lines, never by the employee_id (often an SSN) (issue 38)", () => {
+    const text = [HEADER, "611223334,self,Ann,Lee,1980-02-03,123-45-6789,,", "611223334,self,Bo,Lee,1981-02-03,123-45-6780,,", "611223334,spouse,Cy,Lee,1982-02-03,123-45-6781,,", "611223334,spouse,Di,Lee,1983-02-03,123-45-6782,,", "622334455,child,Ed,Lee,2015-02-03,123-45-6783,,"].join("\n");
+    const { problems } = readCensus(text, "c.csv", KEY);
+    expect(problems.map((p) => `${p.line} ${p.field}: ${p.message}`)).toEqual([
+      "3 relationship: a second subscriber (self) for the employee_id of line 2",
+      "5 relationship: a second spouse for the employee_id of line 4",
+      "6 employee_id: no subscriber row (relationship self) has this row's employee_id: a dependent's row carries its subscriber's employee_id",
+    ]);
   });
 
   it("documents exactly the columns it reads (docs/census.md)", () => {
