@@ -6,7 +6,7 @@ import { createHash } from "node:crypto";
 import { closeSync, existsSync, fstatSync, readSync } from "node:fs";
 import { StringDecoder } from "node:string_decoder";
 import { ConfigError } from "../errors.js";
-import { loadOrCreatePiiKey } from "../store/pii.js";
+import { resolveSnapshotPiiKey } from "../store/pii-key-identity.js";
 import { openBesideSqlite } from "../store/sqlite-file.js";
 import { CsvParser } from "./csv-records.js";
 import { CensusReader, type Census } from "./read-census.js";
@@ -18,7 +18,7 @@ import { CensusReader, type Census } from "./read-census.js";
 export function snapshotPiiKey(dbPath: string, configured: string | undefined): Buffer {
   if (!configured && !existsSync(`${dbPath}.pii-key`))
     throw new ConfigError([`piiKey: neither BENEFITS_PII_KEY nor ${dbPath}.pii-key is there; run \`benefits-sync sync\` first, so that the census's SSN tokens are the snapshot's`]);
-  return loadOrCreatePiiKey(dbPath, configured).key;
+  return resolveSnapshotPiiKey(dbPath, configured, { record: false }).key;
 }
 
 /**

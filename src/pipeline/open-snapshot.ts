@@ -1,5 +1,6 @@
 import { openDatabase } from "../store/database.js";
-import { loadOrCreatePiiKey, type PiiMode } from "../store/pii.js";
+import type { PiiMode } from "../store/pii.js";
+import { resolveSnapshotPiiKey } from "../store/pii-key-identity.js";
 import type { WalkedResource } from "../store/resources.js";
 import { openWorkerSnapshot, type WorkerSnapshot } from "../store/worker-port.js";
 import type { Config } from "../config/schema.js";
@@ -10,6 +11,8 @@ export interface OpenedSnapshot {
   readonly port: WorkerSnapshot;
   /** Set when no PII key was configured and one was generated beside the database: say so once. */
   readonly piiKeyCreatedAt?: string;
+  /** Set when a snapshot with runs had no PII key check yet and now records this key's. */
+  readonly piiKeyAdopted?: boolean;
   close(): Promise<void>;
 }
 
@@ -18,9 +21,10 @@ export interface OpenedSnapshot {
  * (configured, or generated on first use beside the file with mode 0600). The file is created
  * and migrated here first, so that a problem with it is reported before any walk starts.
  */
-export async function openSnapshot(config: Config, opts: { pii?: PiiMode } = {}): Promise<OpenedSnapshot> {
+export async function openSnapshot(config: Config, opts: { pii?: PiiMode; record?: boolean } = {}): Promise<OpenedSnapshot> {
   openDatabase(config.db).close();
-  const pii = loadOrCreatePiiKey(config.db, config.piiKey);
+  // Another key than the one the snapshot was tokenised with is refused here (pii-key-identity.ts).
+  const pii = resolveSnapshotPiiKey(config.db, config.piiKey, opts.record === false ? { record: false } : {});
   registerSecret(pii.key.toString("hex"));
   const idFields: Partial<Record<WalkedResource, string>> = {};
   for (const r of ["designs", "groups", "members", "claims"] as const) idFields[r] = config.resources[r].idField;
@@ -28,6 +32,7 @@ export async function openSnapshot(config: Config, opts: { pii?: PiiMode } = {})
   return {
     port,
     ...(pii.created && pii.path ? { piiKeyCreatedAt: pii.path } : {}),
+    ...(pii.outcome === "adopted" ? { piiKeyAdopted: true } : {}),
     close: () => port.close(),
   };
 }

@@ -112,13 +112,14 @@ export async function runSyncJob(opts: SyncJobOptions): Promise<RunReport & { de
   let snapshot: Awaited<ReturnType<typeof openSnapshot>> | undefined;
   try {
     try {
-      snapshot = await openSnapshot(config, opts.pii ? { pii: opts.pii } : {});
+      snapshot = await openSnapshot(config, { ...(opts.pii ? { pii: opts.pii } : {}), record: !opts.dryRun });
     } catch (e) {
       return refused(e);
     }
     if (snapshot.piiKeyCreatedAt) {
       opts.onNotice?.(`No PII key was configured: generated one at ${snapshot.piiKeyCreatedAt} (mode 0600). Keep it with the database; set BENEFITS_PII_KEY to use your own.`);
     }
+    if (snapshot.piiKeyAdopted) opts.onNotice?.("This snapshot did not record which PII key tokenised it (it predates that): it now records this run's key.");
     // Computed once, from the run's start: a run that crosses midnight keeps one window.
     const claimsWindow = claimsWindowFor(config, opts.claimsSince, opts.claimsUntil, today);
     let report: RunReport = await sync({

@@ -25,10 +25,10 @@ export async function run(ctx: CommandContext): Promise<number> {
   if (!production && config.environments.production) production = resolveBaseUrl({ environment: "production", environments: config.environments }) === target.baseUrl;
   if (production && ctx.options.yes !== true) return usage(ctx, `this writes to the production environment (${target.baseUrl}): run \`benefits-sync census plan\` first, then apply with --yes`);
 
-  const { loadOrCreatePiiKey } = await import("../../store/pii.js");
+  const { resolveSnapshotPiiKey } = await import("../../store/pii-key-identity.js");
   const { loadCensus } = await import("../../eligibility/census-input.js");
   const { CensusFileError } = await import("../../eligibility/read-census.js");
-  const key = loadOrCreatePiiKey(config.db, config.piiKey).key;
+  const key = resolveSnapshotPiiKey(config.db, config.piiKey, { record: false }).key;
   let census;
   try {
     census = loadCensus(file, key);
