@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, rmSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { createClient } from "../api/client.js";
 import type { ChangeSet } from "../sandbox/changes.js";
@@ -56,6 +56,10 @@ export async function runDemo(opts: DemoOptions): Promise<DemoResult> {
   // The demo starts from nothing each time; it only ever removes its own files.
   const inboxPath = inboxPathFor(dbPath);
   for (const f of [dbPath, `${dbPath}-wal`, `${dbPath}-shm`, inboxPath, `${inboxPath}-wal`, `${inboxPath}-shm`]) if (existsSync(f)) rmSync(f);
+  // Its deltas folder belongs to the snapshot just removed (an output takes one snapshot's runs):
+  // removed too, when it holds nothing but run folders (and their hidden staging), as it writes them.
+  const deltasDir = join(outDir, "deltas");
+  if (existsSync(deltasDir) && readdirSync(deltasDir).every((n) => /^\d+$|^\.\d+\.tmp-/.test(n))) rmSync(deltasDir, { recursive: true, force: true });
   // One record of each kind the report's consistency checks look for, so the report has findings to show.
   const sb = await startSandbox({ members: opts.members ?? DEMO_MEMBERS, seed: opts.seed ?? 1, today: DEMO_TODAY, inconsistencies: true });
   const client = createClient({ baseUrl: sb.baseUrl, apiKey: sb.keys.full });

@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import BetterSqlite3 from "better-sqlite3";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -181,5 +181,10 @@ describe("benefits-sync sync / runs / demo", () => {
     const report = JSON.parse(readFileSync(join(out, "report", "report.json"), "utf8")) as { from: { runId: number }; to: { runId: number }; arithmeticHolds: boolean; findings: Record<string, number> };
     expect([report.from.runId, report.to.runId, report.arithmeticHolds]).toEqual([1, 2, true]);
     expect(report.findings.overlapping_coverages).toBeGreaterThanOrEqual(1);
+    // Run again in the same folder, as a newcomer does: it starts over, its deltas folder included
+    // (the folder belonged to the snapshot it removed; before, the second demo exited 2 there).
+    const again = await runCli(["demo", "--members", "300", "--out", out, "--quiet"], { env: {}, cwd: dir });
+    expect(again.code, again.stderr).toBe(ExitCode.OK);
+    expect(readdirSync(join(out, "deltas"))).toEqual([runDir(2)]);
   }, 600_000);
 });
