@@ -82,15 +82,22 @@ export function resolveSnapshotPiiKey(dbPath: string, configured: string | undef
     if (stored !== undefined) outcome = compare(stored);
     else if (!record || id === undefined) outcome = "unchecked";
     else {
-      // IMMEDIATE, and read again inside: two first runs racing must not both record.
-      outcome = db
-        .transaction((): PiiKeyOutcome => {
-          const raced = readPiiKeyCheck(db);
-          if (raced !== undefined) return compare(raced);
-          db.prepare("INSERT INTO _meta (key, value) VALUES (?, ?)").run(PII_KEY_CHECK_META, check);
-          return db.prepare("SELECT 1 FROM _runs LIMIT 1").get() !== undefined ? "adopted" : "first";
-        })
-        .immediate();
+      // IMMEDIATE, and read again inside: two first runs racing must not both record. Recording is
+      // opportunistic: while another run holds the writer (the webhook worker beside a sync), the
+      // check is left for a later run to record, and this one goes on (its own claim decides).
+      try {
+        outcome = db
+          .transaction((): PiiKeyOutcome => {
+            const raced = readPiiKeyCheck(db);
+            if (raced !== undefined) return compare(raced);
+            db.prepare("INSERT INTO _meta (key, value) VALUES (?, ?)").run(PII_KEY_CHECK_META, check);
+            return db.prepare("SELECT 1 FROM _runs LIMIT 1").get() !== undefined ? "adopted" : "first";
+          })
+          .immediate();
+      } catch (e) {
+        if ((e as { code?: unknown }).code !== "SQLITE_BUSY") throw e;
+        outcome = "unchecked";
+      }
     }
     return { key: pii.key, created: pii.created, ...(pii.path ? { path: pii.path } : {}), outcome };
   } finally {
