@@ -11,6 +11,8 @@ import type { Database } from "better-sqlite3";
 import { renameSync, writeFileSync } from "node:fs";
 import { request } from "undici";
 import { redact } from "../errors.js";
+import { MaskedMarkers } from "../pii/field-masking.js";
+import { maskedNewFieldCounts } from "../store/new-fields.js";
 import { WalkedResources } from "../store/resources.js";
 import type { Job } from "./job.js";
 import { jobRunsSource } from "./report-runs.js";
@@ -69,10 +71,13 @@ export function textfileMetrics(db: Database, jobs: readonly Job[]): string {
     duration: [metric("job_last_run_duration_seconds", "How long the job's last finished run took.")],
     records: [metric("job_last_success_records", "Records of the job's last successful run, per resource and what happened to them.")],
     newFields: [metric("new_field_paths", "Field paths the service sent that benefits-sync does not know, per resource (`benefits-sync doctor` lists them).")],
+    masked: [metric("new_field_paths_masked", "Of those, the ones the SSN rule masked, per resource and how: by its name, a typed pair's value, a shape in its text.")],
   };
   // Every resource has its line, 0 included: an alert on an increase needs the series before the first path.
   const newPaths = new Map((db.prepare("SELECT resource, count(*) AS n FROM new_fields GROUP BY resource").all() as { resource: string; n: number }[]).map((r) => [r.resource, r.n]));
   for (const r of WalkedResources) lines.newFields.push(`benefits_sync_new_field_paths{resource="${r}"} ${newPaths.get(r) ?? 0}\n`);
+  const masked = new Map(maskedNewFieldCounts(db).map((c) => [`${c.resource} ${c.masked}`, c.n]));
+  for (const r of WalkedResources) for (const m of MaskedMarkers) lines.masked.push(`benefits_sync_new_field_paths_masked{resource="${r}",masked="${m}"} ${masked.get(`${r} ${m}`) ?? 0}\n`);
   for (const j of jobs) {
     const l = `job="${label(j.name)}"`;
     const run = last.get(j.name) as { run_id: number; status: string; started_at: string; finished_at: string | null } | undefined;

@@ -1,6 +1,7 @@
 /** What a sync run reports: its counts per resource, or why no run started. */
 import type { ResourceCounts } from "../store/counts.js";
 import type { StoredResource, WalkedResource } from "../store/resources.js";
+import type { NewFieldPath } from "./new-fields-notice.js";
 
 export interface SyncProgress {
   readonly resource: WalkedResource;
@@ -42,7 +43,7 @@ export interface StartedRunReport {
    */
   readonly failedAtStart?: { readonly recorded: boolean };
   /** Field paths this run was the first to see (src/store/field-paths.ts); absent when none. */
-  readonly newFields?: readonly { readonly resource: string; readonly path: string }[];
+  readonly newFields?: readonly NewFieldPath[];
 }
 
 /** The report of a run that did not start: `busy` when the snapshot was taken (exit 75), else `failed`. */

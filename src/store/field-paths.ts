@@ -11,6 +11,7 @@ import { MedicalClaim } from "../../schemas/claim.js";
 import { Design } from "../../schemas/design.js";
 import { Group } from "../../schemas/group.js";
 import { Member } from "../../schemas/member.js";
+import { maskedAs, type MaskedAs } from "../pii/field-masking.js";
 import type { WalkedResource } from "./resources.js";
 
 /** The known keys below a point of a record; `any` when the schema allows every key there. */
@@ -84,19 +85,28 @@ const KNOWN: Record<WalkedResource, Known> = {
   claims: knownOf(MedicalClaim),
 };
 
-/** One new field path of a resource, as the snapshot keeps it. */
+/** One new field path of a resource, as the snapshot keeps it, with what the SSN rule made of it. */
 export interface NewField {
   readonly resource: WalkedResource;
   readonly path: string;
+  /** How the snapshot masked the field (field-masking.ts); absent when it is stored as sent. */
+  readonly masked?: MaskedAs;
 }
 
 /**
- * Collects the new field paths of the records it is shown, each once.
- * @example const s = new FieldScanner(); s.scan("members", rec); s.drain() // [{ resource: "members", path: "pronouns" }]
+ * Collects the new field paths of the records it is shown, each once, with what the SSN rule made
+ * of the field where it was first seen (asked once per path; `masking: false` for a snapshot that
+ * keeps SSNs as sent, `--pii keep`). Records are scanned as served, before masking.
+ * @example const s = new FieldScanner(); s.scan("members", rec); s.drain() // [{ resource: "members", path: "taxpayerId", masked: "name" }]
  */
 export class FieldScanner {
   private readonly reported = new Map<WalkedResource, Set<string>>();
   private pending: NewField[] = [];
+  private readonly masking: boolean;
+
+  constructor(opts: { readonly masking?: boolean } = {}) {
+    this.masking = opts.masking ?? true;
+  }
 
   scan(resource: WalkedResource, record: Record<string, unknown>): void {
     this.walk(resource, record, KNOWN[resource], "");
@@ -114,7 +124,7 @@ export class FieldScanner {
     for (const key in obj) {
       const below = known.keys.get(key);
       if (below === undefined) {
-        this.found(resource, `${prefix}${FIELD_NAME.test(key) ? key : "*"}`);
+        this.found(resource, `${prefix}${FIELD_NAME.test(key) ? key : "*"}`, key, obj);
         continue;
       }
       if (below.keys.size === 0 && !below.any) continue;
@@ -128,11 +138,12 @@ export class FieldScanner {
     }
   }
 
-  private found(resource: WalkedResource, path: string): void {
+  private found(resource: WalkedResource, path: string, key: string, parent: Record<string, unknown>): void {
     let seen = this.reported.get(resource);
     if (!seen) this.reported.set(resource, (seen = new Set()));
     if (seen.has(path) || seen.size >= MAX_NEW_PER_RESOURCE) return;
     seen.add(path);
-    this.pending.push({ resource, path });
+    const masked = this.masking ? maskedAs(key, parent[key], parent) : undefined;
+    this.pending.push(masked ? { resource, path, masked } : { resource, path });
   }
 }

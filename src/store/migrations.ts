@@ -246,6 +246,13 @@ export const migrations: readonly ((db: Database, progress?: MigrationProgress) 
     ensureRollups(db, new Set(), (table) => progress.step(12, `counts (${table})`));
     createViews(db);
   },
+  // 13: what the SSN rule made of each new field path (src/pii/field-masking.ts): masked by its
+  // name, as a typed pair's value, or a shape in its text; NULL when stored as sent. A path
+  // recorded before has none until a run sees it again (new-fields.ts keeps the first run).
+  (db) => {
+    const has = db.prepare("SELECT 1 FROM pragma_table_info('new_fields') WHERE name = 'masked'").get();
+    if (!has) db.exec("ALTER TABLE new_fields ADD COLUMN masked TEXT CHECK (masked IN ('name', 'typed', 'text'))");
+  },
 ];
 
 /** Bring the database to the latest schema. Refuses a database newer than this code. */

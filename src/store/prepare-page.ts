@@ -65,11 +65,12 @@ export class Encoder {
   private readonly fpSecret: string;
   private readonly pageSecret: Buffer;
   /** Every record this encoder parses is scanned here, where it is parsed anyway. */
-  readonly fields = new FieldScanner();
+  readonly fields: FieldScanner;
 
   constructor(readonly options: EncodingOptions) {
     const mode = options.piiMode ?? "token";
     this.masker = mode === "keep" ? undefined : ssnMasker(options.piiKey);
+    this.fields = new FieldScanner({ masking: this.masker !== undefined });
     this.fpSecret = `${options.piiKey.toString("hex")}:${mode}:`;
     this.pageSecret = Buffer.from(`${this.fpSecret}page:`);
   }

@@ -55,9 +55,9 @@ describe("new field paths", () => {
         "They are stored as sent; `benefits-sync doctor` lists them.",
     );
     expect(JSON.parse(second.stdout).newFields).toEqual([
-      { resource: "claims", path: "priorAuthNumber" },
-      { resource: "members", path: "benefitsContact" },
-      { resource: "members", path: "preferredLanguage" },
+      { resource: "claims", path: "priorAuthNumber", masked: null },
+      { resource: "members", path: "benefitsContact", masked: null },
+      { resource: "members", path: "preferredLanguage", masked: null },
     ]);
     expect(second.stdout + second.stderr).not.toContain(SSN);
 
@@ -65,7 +65,7 @@ describe("new field paths", () => {
     expect(third.code, third.stderr).toBe(0);
     expect(third.stderr).not.toMatch(/does not know/);
 
-    type Recorded = { resource: string; path: string; firstRunId: number; firstSeenAt: string };
+    type Recorded = { resource: string; path: string; firstRunId: number; firstSeenAt: string; masked: string | null };
     let recorded: Recorded[];
     const db = new BetterSqlite3(env.BENEFITS_DB!, { readonly: true });
     try {
@@ -76,7 +76,7 @@ describe("new field paths", () => {
         { resource: "members", path: "preferredLanguage", first_run_id: 2 },
       ]);
       expect(JSON.stringify(db.prepare("SELECT * FROM new_fields").all())).not.toContain(SSN);
-      recorded = db.prepare("SELECT resource, path, first_run_id AS firstRunId, first_seen_at AS firstSeenAt FROM new_fields ORDER BY resource, path").all() as Recorded[];
+      recorded = db.prepare("SELECT resource, path, first_run_id AS firstRunId, first_seen_at AS firstSeenAt, masked FROM new_fields ORDER BY resource, path").all() as Recorded[];
     } finally {
       db.close();
     }
@@ -88,6 +88,53 @@ describe("new field paths", () => {
     const table = await doctor();
     expect(table.code, table.stderr).toBe(0);
     for (const f of recorded) expect(table.stdout).toMatch(new RegExp(`^${f.resource}\\s+${f.path.replace(/\./g, "\\.")}\\s+2\\s+${f.firstSeenAt.replace(/\./g, "\\.")}$`, "m"));
+    expect(table.stdout + told.stdout).not.toContain(SSN);
+  }, 600_000);
+
+  it("a new field the SSN rule masked says so: in the notice, sync --json, the table, doctor and doctor --json", async () => {
+    // A snapshot of its own, whose first run sees the fields: a key the rule names at the top and
+    // under a known object (`address` is in the schemas, `socialSecurityNumber` below it is not).
+    const own = { ...env, BENEFITS_DB: join(dir, "masked.db") };
+    const plan = { extraFields: { members: { socialSecurityNumber: SSN, address: { line1: "1 Main St", socialSecurityNumber: SSN }, preferredLanguage: "en" } } };
+    const res = await request(`${env.BENEFITS_BASE_URL}/_sandbox/faults`, { method: "POST", body: JSON.stringify(plan), headers: { "content-type": "application/json" } });
+    expect(res.statusCode, await res.body.text()).toBe(200);
+
+    const first = await startCli(["sync", "--json"], own, dir).done;
+    expect(first.code, first.stderr).toBe(0);
+    const stored = (p: string) => `stored as ${p}_token and ${p}_last4`;
+    expect(first.stderr).toContain(
+      "The service sent 3 fields benefits-sync does not know, first seen in run 1 (members: " +
+        `address.socialSecurityNumber (an SSN by its name: ${stored("address.socialSecurityNumber")}), preferredLanguage, ` +
+        `socialSecurityNumber (an SSN by its name: ${stored("socialSecurityNumber")})). ` +
+        "They are stored as sent, but for what the SSN rule masked; `benefits-sync doctor` lists them.",
+    );
+    const expected = [
+      { resource: "members", path: "address.socialSecurityNumber", masked: "name" },
+      { resource: "members", path: "preferredLanguage", masked: null },
+      { resource: "members", path: "socialSecurityNumber", masked: "name" },
+    ];
+    expect(JSON.parse(first.stdout).newFields).toEqual(expected);
+    expect(first.stdout + first.stderr).not.toContain(SSN);
+
+    const db = new BetterSqlite3(own.BENEFITS_DB, { readonly: true });
+    try {
+      expect(db.prepare("SELECT resource, path, masked FROM new_fields ORDER BY resource, path").all()).toEqual(expected);
+      // What the marker says is what the snapshot holds: the served key is gone, its token and last 4 are there.
+      const member = JSON.parse(db.prepare("SELECT data FROM members LIMIT 1").pluck().get() as string) as Record<string, Record<string, unknown>>;
+      expect(Object.keys(member)).toEqual(expect.arrayContaining(["socialSecurityNumber_token", "socialSecurityNumber_last4"]));
+      expect(Object.keys(member)).not.toContain("socialSecurityNumber");
+      expect(Object.keys(member.address!)).toEqual(expect.arrayContaining(["socialSecurityNumber_token", "socialSecurityNumber_last4"]));
+    } finally {
+      db.close();
+    }
+
+    const told = await startCli(["doctor", "--json"], own, dir).done;
+    expect(told.code, told.stderr).toBe(0);
+    expect((JSON.parse(told.stdout).newFields as Record<string, unknown>[]).map(({ resource, path, masked }) => ({ resource, path, masked }))).toEqual(expected);
+    const table = await startCli(["doctor"], own, dir).done;
+    expect(table.code, table.stderr).toBe(0);
+    expect(table.stdout).toMatch(new RegExp(`^members\\s+socialSecurityNumber\\s+1\\s+\\S+\\s+an SSN by its name: ${stored("socialSecurityNumber")}$`, "m"));
+    expect(table.stdout).toMatch(/^members\s+preferredLanguage\s+1\s+\S+$/m);
     expect(table.stdout + told.stdout).not.toContain(SSN);
   }, 600_000);
 

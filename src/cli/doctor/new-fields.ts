@@ -5,6 +5,7 @@
  * Reading the snapshot never fails doctor: its checks are about the service.
  */
 import { BenefitsSyncError, redact } from "../../errors.js";
+import type { MaskedAs } from "../../pii/field-masking.js";
 import { newFieldsInFile } from "../../store/new-fields.js";
 
 export interface SeenField {
@@ -12,6 +13,8 @@ export interface SeenField {
   readonly path: string;
   readonly firstRunId: number;
   readonly firstSeenAt: string;
+  /** How the snapshot masked it (src/pii/field-masking.ts); null when it is stored as sent. */
+  readonly masked: MaskedAs | null;
 }
 
 /** The recorded paths, or why there are none to show: no snapshot yet, or one that cannot be read. */
@@ -27,7 +30,7 @@ export function readNewFieldsSeen(db: string): NewFieldsSeen {
   try {
     const rows = newFieldsInFile(db);
     if (rows === undefined) return { db, fields: [], noSnapshot: true };
-    return { db, fields: rows.map((r) => ({ resource: r.resource, path: r.path, firstRunId: r.first_run_id, firstSeenAt: r.first_seen_at })) };
+    return { db, fields: rows.map((r) => ({ resource: r.resource, path: r.path, firstRunId: r.first_run_id, firstSeenAt: r.first_seen_at, masked: r.masked })) };
   } catch (e) {
     if (!(e instanceof BenefitsSyncError)) throw e;
     return { db, fields: [], problem: redact(e.message) };

@@ -1,6 +1,7 @@
 /** Printing a doctor report (and the new field paths the snapshot recorded): aligned text tables, or one JSON line. Pure. */
 import type { DoctorReport } from "./checks.js";
 import type { NewFieldsSeen } from "./new-fields.js";
+import { maskedNote } from "../../pipeline/new-fields-notice.js";
 
 /** Rows as columns two spaces apart, each as wide as its longest cell; the last column ragged. */
 function aligned(rows: readonly (readonly string[])[]): string[] {
@@ -33,13 +34,14 @@ export function renderJson(report: DoctorReport, service: string, seen?: NewFiel
  * The field paths the service added without notice, as the snapshot recorded them, or why none.
  *
  * @example
- * renderNewFields({ db, fields: [{ resource: "members", path: "pronouns", firstRunId: 2, firstSeenAt: "2026-11-24T02:00:00.000Z" }] })
- * // "New fields the service sent without notice (stored as sent; paths only):\nresource  path      first run  first seen\nmembers   pronouns  2          2026-11-24T02:00:00.000Z\n"
+ * renderNewFields({ db, fields: [{ resource: "members", path: "pronouns", firstRunId: 2, firstSeenAt: "2026-11-24T02:00:00.000Z", masked: null }] })
+ * // "New fields the service sent without notice (stored as sent; paths only):\nresource  path      first run  first seen                masked\nmembers   pronouns  2          2026-11-24T02:00:00.000Z\n"
  */
 export function renderNewFields(seen: NewFieldsSeen): string {
   if (seen.problem) return `New fields: the snapshot could not be read (${seen.problem}).\n`;
   if (seen.noSnapshot) return `New fields: none seen (no snapshot yet at ${seen.db}).\n`;
   if (seen.fields.length === 0) return "New fields: none seen.\n";
-  const rows = seen.fields.map((f) => [f.resource, f.path, String(f.firstRunId), f.firstSeenAt]);
-  return ["New fields the service sent without notice (stored as sent; paths only):", ...aligned([["resource", "path", "first run", "first seen"], ...rows]), ""].join("\n");
+  const rows = seen.fields.map((f) => [f.resource, f.path, String(f.firstRunId), f.firstSeenAt, maskedNote(f.path, f.masked)]);
+  const stored = seen.fields.some((f) => f.masked) ? "stored as sent, but for what the SSN rule masked" : "stored as sent";
+  return [`New fields the service sent without notice (${stored}; paths only):`, ...aligned([["resource", "path", "first run", "first seen", "masked"], ...rows]), ""].join("\n");
 }

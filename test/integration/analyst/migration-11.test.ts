@@ -38,7 +38,7 @@ describe("migration 11 on a snapshot made before it (schema 10)", () => {
     const db = openDatabase(path);
     try {
       // Migrated through 11 and on to the latest (12: the counts).
-      expect(db.pragma("user_version", { simple: true })).toBe(12);
+      expect(db.pragma("user_version", { simple: true })).toBe(13);
       expect(db.prepare("SELECT COUNT(*) FROM _claim_lines").pluck().get()).toBe(
         db.prepare("SELECT COALESCE(SUM(json_array_length(data, '$.lines')), 0) FROM _claims_v").pluck().get(),
       );

@@ -38,7 +38,7 @@ describe("migration 12 on a snapshot made before it (schema 11)", () => {
 
     const db = openDatabase(path);
     try {
-      expect(db.pragma("user_version", { simple: true })).toBe(12);
+      expect(db.pragma("user_version", { simple: true })).toBe(13);
       expect(db.prepare("SELECT 1 FROM pragma_table_info('_claim_lines') WHERE name = 'claim_id'").get()).toBeUndefined();
       expect(db.prepare("SELECT COUNT(*) FROM _claim_lines").pluck().get()).toBe(
         db.prepare("SELECT COALESCE(SUM(json_array_length(data, '$.lines')), 0) FROM _claims_v").pluck().get(),
