@@ -4,6 +4,7 @@
  * a body excerpt longer than {@link EXCERPT_LIMIT}.
  */
 import type { ValidationIssue } from "../schemas/error-body.js";
+import { escapeControls } from "./control-chars.js";
 import { maskConnectionPasswords } from "./url-display.js";
 import { maskSsnText } from "./pii/ssn-key.js";
 
@@ -19,16 +20,19 @@ export function registerSecret(secret: string | undefined): void {
 /**
  * Mask registered secrets, bearer tokens, the value of every SSN key (the one rule, `isSsnKey`) and
  * every SSN-shaped number (any run of exactly nine digits, also as 123-45-6789 or 123 45 6789) in a
- * text. Linear in the text: it runs on every error message and every recorded run error.
+ * text, and show its control characters escaped (`control-chars.ts`, newline and tab kept): a
+ * service's message holding `ESC[2J` or U+202E reaches no terminal, log or stored run error as it
+ * is. Linear in the text: it runs on every error message and every recorded run error.
  *
  * @example
  * redact('GET /v1/members/123456789 {"ssn":"12-3"}') // 'GET /v1/members/[ssn] {"ssn":"[ssn]"}'
+ * redact("bad name \x1b[2J")                          // 'bad name \\x1b[2J'
  */
 export function redact(text: string): string {
   let out = maskConnectionPasswords(text);
   for (const s of secrets) out = out.split(s).join("[redacted]");
   out = out.replace(/(bearer\s+)[^\s"',]+/gi, "$1[redacted]");
-  return maskSsnText(out);
+  return escapeControls(maskSsnText(out));
 }
 
 /** Redact and truncate a text for an error message. */

@@ -2,8 +2,8 @@
  * How a connection string is shown in any text we print or keep (an error, a config problem, a log
  * line, `doctor`, `--json`): with its password masked, whatever its form: a URL's userinfo
  * (`postgresql://etl:***@host/db`) and a `password=` key (libpq's `host=h password=***`,
- * `PGPASSWORD=***`, a URL's `?password=***`). The user name stays (it says which account to
- * check); the password never leaves. `redact()` calls this, so every message path gets it; a text
+ * `PGPASSWORD=***`, `sslpassword=***`, a URL's `?password=***`, ODBC's `PWD=***;`). The user
+ * name stays (it says which account to check); the password never leaves. `redact()` calls this, so every message path gets it; a text
  * that names a warehouse on purpose (the ledger's `postgres://user@host:port/db`) carries no
  * password to begin with.
  */
@@ -19,14 +19,21 @@
 const URL_PASSWORD = /:\/\/([^\s/?#@:"'<>]*):(?:(?!:\/\/)[^\s"'<>])*@/g;
 
 /**
- * A key that ends in `password` or `passwd`, any case (`password`, `PGPASSWORD`, `sslpassword`),
- * `=` with or without spaces, then its value: libpq's quoted form (`'se cr\'et'`, to its closing
- * quote, or to the end of a text cut short) or a bare one, which runs to whitespace or a `"` (the
- * end of a quoted or JSON string; a `\"` inside JSON does not stop it). In a URL the bare value
- * takes the parameters after it too: the safe side. The key's own letters start each attempt, so
- * the cost stays linear; `passwordEnv` is no key with a value and stays.
+ * A key that ends in `password`, `passwd` or `pwd`, any case (`password`, `PGPASSWORD`,
+ * `sslpassword`, ODBC's `PWD`), `=` with or without spaces, then its value:
+ * - quoted in `'…'` (libpq, `'se cr\'et'`): to the closing quote that ends the value, the first
+ *   `'` followed by whitespace, `"`, `\`, `;`, `,`, `)`, `}` or the end; so a quote escaped inside
+ *   JSON (`\\'`, where the backslash itself was escaped) does not end it early;
+ * - quoted in `"…"` or in ODBC's braces `{…}` (`}}` inside is a brace): to its closing mark;
+ * - bare: to whitespace or a `"` (the end of a quoted or JSON string; a `\"` inside JSON does
+ *   not stop it); ODBC's `PWD=` to `;`, a `"` or the line's end, since ODBC values may hold spaces.
+ * A quote or brace never closed (a text cut short) masks to the end. In a URL the bare value takes
+ * the parameters after it too: the safe side. The key's own letters start each attempt, and each
+ * part consumes a character, so the cost stays linear; `passwordEnv` is no key with a value.
  */
-const KEY_PASSWORD = /(passw(?:or)?d)(\s*=\s*)(?:'(?:\\.|[^'\\])*'?|(?:\\.|[^\s"\\])+)/gi;
+const QUOTED = String.raw`'(?:[^'\\]|\\.|'(?=[^\s"\\;,)}]))*'?|"(?:[^"\\]|\\.)*"?|\{(?:\}\}|[^}])*\}?`;
+const KEY_PASSWORD = new RegExp(String.raw`(passw(?:or)?d)(\s*=\s*)(?:${QUOTED}|(?:\\.|[^\s"\\])+)`, "gi");
+const ODBC_PASSWORD = new RegExp(String.raw`(pwd)(\s*=\s*)(?:${QUOTED}|[^;"\r\n]+)`, "gi");
 
 const MASKED_PASSWORD = "***";
 
@@ -36,11 +43,13 @@ const MASKED_PASSWORD = "***";
  * @example
  * maskConnectionPasswords('got "htps://svc:pw@host"')    // 'got "htps://svc:***@host"'
  * maskConnectionPasswords("host=h password='p w' db=x")  // "host=h password=*** db=x"
+ * maskConnectionPasswords("Server=h;Uid=u;PWD={a;b};")   // "Server=h;Uid=u;PWD=***;"
  * maskConnectionPasswords("postgres://etl@wh/db")        // unchanged: no password
  */
 export function maskConnectionPasswords(text: string): string {
   const out = text.includes("://") ? text.replace(URL_PASSWORD, `://$1:${MASKED_PASSWORD}@`) : text;
-  return /passw/i.test(out) ? out.replace(KEY_PASSWORD, `$1$2${MASKED_PASSWORD}`) : out;
+  const keyed = /passw/i.test(out) ? out.replace(KEY_PASSWORD, `$1$2${MASKED_PASSWORD}`) : out;
+  return /pwd/i.test(keyed) ? keyed.replace(ODBC_PASSWORD, `$1$2${MASKED_PASSWORD}`) : keyed;
 }
 
 const DEFAULT_PORTS: Record<string, string> = { "http:": "80", "https:": "443" };

@@ -13,6 +13,7 @@ import { COMMANDS } from "./commands.js";
 import type { CliIo, CommandContext } from "./context.js";
 import { ExitCode } from "./exit-codes.js";
 import { buildProgram, type Selection } from "./program.js";
+import { shownOutput } from "./shown-output.js";
 
 /**
  * Run the CLI with `argv` (without `node` and the script) and return the exit status.
@@ -55,8 +56,9 @@ async function runCommand(selection: Selection, io: CliIo): Promise<number> {
   const ctx: CommandContext = {
     options: selection.options,
     globals: g,
-    stdout: io.stdout,
-    stderr: io.stderr,
+    // Every command's output goes through the one rule for untrusted text (shown-output.ts).
+    stdout: shownOutput(io.stdout, g.json === true),
+    stderr: shownOutput(io.stderr, g.json === true),
     env,
     cwd,
     config: (extra?: ConfigFlags) => {
@@ -72,12 +74,12 @@ async function runCommand(selection: Selection, io: CliIo): Promise<number> {
     return await mod.run(ctx);
   } catch (err) {
     if (err instanceof ConfigError) {
-      io.stderr.write(`benefits-sync ${selection.spec.name}: ${err.message}\n`);
+      ctx.stderr.write(`benefits-sync ${selection.spec.name}: ${err.message}\n`);
       return ExitCode.USAGE;
     }
     // Our errors are already redacted; anything else is redacted here, on its way out.
     const text = err instanceof BenefitsSyncError ? `${err.message} [${err.code}]` : redact(err instanceof Error ? err.message : String(err));
-    io.stderr.write(`benefits-sync ${selection.spec.name}: ${text}\n`);
+    ctx.stderr.write(`benefits-sync ${selection.spec.name}: ${text}\n`);
     return ExitCode.RUN_FAILED;
   }
 }

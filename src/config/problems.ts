@@ -1,5 +1,6 @@
 /** Turning zod issues into one line per bad key, for `ConfigError.problems`. */
 import type { z } from "zod";
+import { maskConnectionPasswords } from "../url-display.js";
 
 /** Keys whose values are never shown, not even when they are the bad value. */
 const SECRET_KEYS = new Set(["apiKey", "piiKey", "webhookSecrets"]);
@@ -60,7 +61,9 @@ function describeValue(value: unknown, secret: boolean): string {
   if (Array.isArray(value)) return `a list of ${value.length}`;
   if (typeof value === "object") return "an object";
   if (secret) return typeof value === "string" ? `a value of ${value.length} characters (not shown)` : `a ${typeof value} (not shown)`;
-  const text = JSON.stringify(value);
+  // Masked before it is cut: a password cut in half (`postgres://etl:TopSec…`, no `@` left) is no
+  // longer a connection string the masking rule can see.
+  const text = JSON.stringify(typeof value === "string" ? maskConnectionPasswords(value) : value);
   return text.length > 60 ? `${text.slice(0, 57)}..."` : text;
 }
 

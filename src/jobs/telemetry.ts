@@ -10,6 +10,7 @@
 import type { Database } from "better-sqlite3";
 import { renameSync, writeFileSync } from "node:fs";
 import { request } from "undici";
+import { escapeControls } from "../control-chars.js";
 import { redact } from "../errors.js";
 import { MaskedMarkers } from "../pii/field-masking.js";
 import { maskedNewFieldCounts } from "../store/new-fields.js";
@@ -20,9 +21,14 @@ import { jobRunsSource } from "./report-runs.js";
 export type LogEvent = { readonly event: string; readonly job?: string } & Record<string, unknown>;
 export type JobLog = (e: LogEvent) => void;
 
-/** JSON lines on `out`, each with its time first. Messages are redacted (no key, no SSN). */
+/**
+ * JSON lines on `out`, each with its time first. Messages are redacted (no key, no SSN), and each
+ * string's control characters escaped before it becomes JSON, so that the line stays JSON (a C1
+ * byte escaped afterwards, as `\x85`, would not be).
+ */
 export function jsonLines(out: { write(s: string): unknown }, now: () => Date = () => new Date()): JobLog {
-  return (e) => out.write(`${redact(JSON.stringify({ time: now().toISOString(), ...e }))}\n`);
+  const safe = (_: string, v: unknown) => (typeof v === "string" ? escapeControls(v) : v);
+  return (e) => out.write(`${redact(JSON.stringify({ time: now().toISOString(), ...e }, safe))}\n`);
 }
 
 export type PingKind = "start" | "success" | "fail";

@@ -3,6 +3,7 @@
  * files by its group number. The name is the one the last version seen by run B carries (a group
  * deleted before B keeps its last known name).
  */
+import { escapeControls } from "../control-chars.js";
 import type { ReportScope } from "./as-of.js";
 
 export function groupNames(scope: ReportScope): ReadonlyMap<string, string> {
@@ -14,6 +15,10 @@ export function groupNames(scope: ReportScope): ReadonlyMap<string, string> {
   return names;
 }
 
-/** `200001 (Acme Health Partners)`, or the id alone when the snapshot knows no name. */
+/**
+ * `200001 (Acme Health Partners)`, or the id alone when the snapshot knows no name. The name is the
+ * service's text: its control characters are shown escaped (`control-chars.ts`), in the summary
+ * printed, summary.md and the page alike.
+ */
 export const groupLabel = (names: ReadonlyMap<string, string>, groupId: string): string =>
-  groupId === "" ? "(no group)" : names.has(groupId) ? `${groupId} (${names.get(groupId)!})` : groupId;
+  groupId === "" ? "(no group)" : names.has(groupId) ? `${groupId} (${escapeControls(names.get(groupId)!, { lines: false })})` : groupId;

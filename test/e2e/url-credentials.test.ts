@@ -69,4 +69,18 @@ describe("credentials in URLs are masked in every message", () => {
     const cwd = folder("libpq-file", { sinks: { wh: { type: "postgres", url: libpq } } });
     for (const args of [...commands, ["config", "check"]]) await expectMasked(args, env, cwd, "password=***");
   });
+
+  it("every other connection-string form: a long URL (cut to 60), ODBC PWD=, a quoted value with an escaped quote, sslpassword=", async () => {
+    const env = { BENEFITS_BASE_URL: "http://127.0.0.1:9" };
+    const forms: [string, string][] = [
+      [`mysql://etl:${PASSWORD}${"x".repeat(60)}@warehouse.example.com/db`, "mysql://etl:***@"],
+      [`Driver={PostgreSQL};Server=h;Uid=etl;PWD=${PASSWORD} ${PASSWORD};Database=x`, "PWD=***;"],
+      [`host=h password='${PASSWORD} \\'${PASSWORD}' dbname=x`, "password=***"],
+      [`host=h sslpassword=${PASSWORD} dbname=x`, "sslpassword=***"],
+    ];
+    for (const [url, shown] of forms) {
+      await expectMasked(["sync", "--sink", url], env, folder("form-flag"), shown);
+      await expectMasked(["config", "check"], env, folder("form-file", { sinks: { wh: { type: "postgres", url } } }), shown);
+    }
+  });
 });

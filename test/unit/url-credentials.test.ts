@@ -7,6 +7,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { ConfigError, redact } from "../../src/errors.js";
+import { describeIssues } from "../../src/config/problems.js";
 
 describe("redact: connection-string credentials (URL and libpq key=value)", () => {
   it.each([
@@ -23,6 +24,11 @@ describe("redact: connection-string credentials (URL and libpq key=value)", () =
     ["a PGPASSWORD-like key", "PGPASSWORD=S3cretPw psql; sslpassword=S3cretPw", "PGPASSWORD=*** psql; sslpassword=***"],
     ["a URL's password parameter", "postgres://etl@host/db?password=S3cretPw&sslmode=require", "postgres://etl@host/db?password=***"],
     ["an unterminated quote (a cut excerpt)", "password='S3cret Pw", "password=***"],
+    ["ODBC's PWD=, to its ;", "Driver={PostgreSQL};Server=h;Uid=etl;PWD=S3cret Pw;Database=x", "Driver={PostgreSQL};Server=h;Uid=etl;PWD=***;Database=x"],
+    ["ODBC's braced value, }} inside", "Server=h;Pwd={S3;cr}}et};Database=x", "Server=h;Pwd=***;Database=x"],
+    ["a double-quoted value", 'host=h password="S3cret Pw" dbname=x', "host=h password=*** dbname=x"],
+    ["an escaped quote after JSON escaped the backslash", JSON.stringify("host=h password='S3 cr\\'etPw' dbname=x"), '"host=h password=*** dbname=x"'],
+    ["sslpassword= and a URL's ?password= together", "postgres://etl@h/db?sslpassword=S3cret&password=S3cretPw", "postgres://etl@h/db?sslpassword=***"],
   ])("%s", (_, url, shown) => {
     expect(redact(url)).toBe(shown);
   });
@@ -47,6 +53,15 @@ describe("redact: connection-string credentials (URL and libpq key=value)", () =
     expect(redact(`--sink "host=h password=S3cretPw": not a postgres:// URL`)).toBe(`--sink "host=h password=***": not a postgres:// URL`);
     expect(redact(JSON.stringify({ sink: "host=h password=S3cretPw", next: 1 }))).toBe('{"sink":"host=h password=***","next":1}');
     expect(redact("sinks.wh.passwordEnv: expected a name; password: 8 characters")).toBe("sinks.wh.passwordEnv: expected a name; password: 8 characters");
+  });
+
+  it("a config value is masked before it is cut to 60 characters (a password cut in half has no @ left)", () => {
+    const url = `postgres://etl:S3cretPw${"x".repeat(60)}@warehouse.example.com:5432/db`;
+    const input = { sinks: { wh: { url } } };
+    const issue = { code: "custom", path: ["sinks", "wh", "url"], message: "expected a postgres:// URL", input: url } as const;
+    const [problem] = describeIssues([issue as never], input, () => "the config file", () => []);
+    expect(problem).not.toContain("S3cretPw");
+    expect(problem).toContain('got "postgres://etl:***@warehouse.example.com:5432/db"');
   });
 
   it("reaches every error message and config problem", () => {
