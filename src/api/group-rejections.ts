@@ -6,6 +6,7 @@
  */
 import type { CreateGroupBody } from "../../schemas/writes.js";
 import { ApiError, EinOverlapError, GroupTakenError, UnknownReferenceError, type ApiErrorFields } from "../errors.js";
+import { shownGroupField } from "../onboarding/shown-fields.js";
 
 const TAKEN = /already|taken|in use|exists|duplicate|unique|not available/i;
 const OVERLAP = /overlap/i;
@@ -43,11 +44,11 @@ export function groupRejection(err: unknown, body: CreateGroupBody): unknown {
       return new EinOverlapError(fields, "ein", `ein: a sponsor with this EIN already has a policy overlapping ${body.effectiveDate} to ${body.terminationDate}; a renewal starts after that policy ends, or check the EIN`);
     const reference = named.find((f) => REFERENCES.has(f));
     if (reference && MISSING.test(text))
-      return new UnknownReferenceError(fields, reference, `${reference} ${JSON.stringify(body[reference])} does not reference an existing record; take it from the plan designs (GET /v2/designs)`);
+      return new UnknownReferenceError(fields, reference, `${reference} ${shownGroupField(body, reference)} does not reference an existing record; take it from the plan designs (GET /v2/designs)`);
     const taken = named.find((f) => f === "adminEmail" || f === "groupId");
     if (taken && TAKEN.test(text)) {
       const what = taken === "groupId" ? "groupId (the group number)" : "adminEmail";
-      return new GroupTakenError(fields, taken, `${what} ${JSON.stringify(body[taken])} is already used by another group; choose another`);
+      return new GroupTakenError(fields, taken, `${what} ${shownGroupField(body, taken)} is already used by another group; choose another`);
     }
   }
   return err;

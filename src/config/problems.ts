@@ -68,7 +68,7 @@ function describeValue(value: unknown, secret: boolean): string {
 }
 
 /** The known key within edit distance 2, if any: most typos are one or two keystrokes. */
-function closest(key: string, known: readonly string[]): string | undefined {
+export function closest(key: string, known: readonly string[]): string | undefined {
   let best: { k: string; d: number } | undefined;
   for (const k of known) {
     const d = distance(key.toLowerCase(), k.toLowerCase());

@@ -41,7 +41,7 @@ export interface RequestRecord {
   readonly lines: readonly number[];
   readonly memberId?: string;
   enrollmentRequestId?: string;
-  /** The body as sent, every SSN as its last four digits and token. */
+  /** The body as sent, every SSN as its last four digits and token and every other cell of a person by its shape (write-bodies.ts). */
   readonly body?: unknown;
   /**
    * What came back, as the client read it: the status and shape (types only) of an accepted write,

@@ -17,6 +17,9 @@ export function cellShape(value: string): string {
   return n === 0 ? "empty" : `${n} character${n === 1 ? "" : "s"}, ${kinds}`;
 }
 
+/** A cell's value where a document holds it in its place (the result file's bodies): "(5 characters, letters only)". */
+export const describedValue = (value: string): string => `(${cellShape(value)})`;
+
 /** Where a cell is: a file line, or the header row's column number. */
 export type CellPlace = { readonly line: number } | { readonly headerColumn: number };
 

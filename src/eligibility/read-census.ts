@@ -4,6 +4,7 @@
  * SSN). The plain SSN is read only to compute the snapshot's SSN token (the same HMAC under the
  * same key) and to be sent to the service; it is never written by anything downstream.
  */
+import { closest } from "../config/problems.js";
 import { ssnToken } from "../store/pii.js";
 import { describeCell } from "./cell-text.js";
 import { CENSUS_COLUMNS, CensusRowSchema } from "./census-row.js";
@@ -102,7 +103,9 @@ function headerNames(header: CsvRecord, file: string): string[] {
     throw new CensusFileError(file, [`the first row is not a header (none of its ${names.length} cells names a column): a census starts with its header row (${[...known].join(", ")})`]);
   names.forEach((n, i) => {
     const column = { headerColumn: i + 1 };
-    if (!known.has(n)) fileProblems.push(`${describeCell(column, "", "not a column of the layout", n)}; expected one of ${[...known].join(", ")}`);
+    // A typo is answered with the column it is nearest to (a column's name, never the header's text).
+    const near = known.has(n) ? undefined : closest(n, [...known].filter((k) => !names.includes(k)));
+    if (!known.has(n)) fileProblems.push(`${describeCell(column, "", "not a column of the layout", n)}; ${near ? `did you mean ${near}?` : `expected one of ${[...known].join(", ")}`}`);
     else if (names.indexOf(n) !== i) fileProblems.push(describeCell(column, "", `column ${n} appears twice`));
   });
   for (const c of CENSUS_COLUMNS) if (c.required && !names.includes(c.name)) fileProblems.push(`header: the required column ${c.name} is missing`);

@@ -1,10 +1,11 @@
 /**
  * The request bodies a census plan sends, from the file's rows, in the shapes of the client's write
- * schemas. They hold the plain SSN the service needs: they go to the client and nowhere else (the
- * result file records them through {@link shownBody}).
+ * schemas. They hold the plain SSN and the person's cells the service needs: they go to the client
+ * and nowhere else (the result file records them through {@link shownBody}, which describes them).
  */
 import type { AddDependentBody, EnrolleeInput, SubscriberEntry } from "../../schemas/writes.js";
 import { maskPii } from "../store/pii.js";
+import { describedValue } from "./cell-text.js";
 import type { NewDependent, NewSubscriber } from "./census-plan.js";
 import type { CensusRow } from "./read-census.js";
 
@@ -44,11 +45,26 @@ export function dependentBody(d: NewDependent, rowAt: (line: number) => CensusRo
 }
 
 /**
+ * The keys of a body whose values the result file shows: the service's ids, the group's plan (from
+ * the group listing), fixed words of the layout, the SSN's last four digits and token, and the
+ * coverage end date a termination sets (shown in the plan too). Every other value came from a
+ * person's cell (a name, a date of birth, an address, an e-mail, a phone, a gender): described by
+ * the one cell rule (cell-text.ts), never quoted.
+ */
+const SHOWN_KEYS: ReadonlySet<string> = new Set(["plan", "memberType", "relationship", "memberId", "coverageId", "terminationDate", "ssn_last4", "ssn_token"]);
+
+/**
  * A body as the result file may show it: every SSN field replaced by its last four digits and
- * token, by the one rule the snapshot masks with.
+ * token, by the one rule the snapshot masks with, and every cell of a person by its shape.
  *
- * @example shownBody({ self: { ssn: "123-45-6789" } }, key) // { self: { ssn_last4: "6789", ssn_token: "…" } }
+ * @example shownBody({ self: { firstName: "Nadia", ssn: "123-45-6789" } }, key) // { self: { firstName: "(5 characters, letters only)", ssn_last4: "6789", ssn_token: "…" } }
  */
 export function shownBody(body: unknown, key: Buffer): unknown {
-  return maskPii(body, key);
+  return described(maskPii(body, key), undefined);
+}
+
+function described(value: unknown, key: string | undefined): unknown {
+  if (Array.isArray(value)) return value.map((v) => described(v, key));
+  if (value !== null && typeof value === "object") return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, described(v, k)]));
+  return typeof value === "string" && !(key !== undefined && SHOWN_KEYS.has(key)) ? describedValue(value) : value;
 }

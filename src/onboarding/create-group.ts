@@ -12,6 +12,7 @@ import type { ServiceClient } from "../api/client.js";
 import { answerLost } from "../api/lost-answer.js";
 import type { AnswerSeen } from "../api/write-answers.js";
 import { OutcomeUnknownError } from "../errors.js";
+import { shownGroupField } from "./shown-fields.js";
 
 export interface GroupReady {
   readonly groupPolicyId: string;
@@ -48,7 +49,7 @@ export async function checkReferences(client: ServiceClient, body: CreateGroupBo
   const design = designs.find((d) => d.id === body.planDesignId);
   if (!design) {
     const some = designs.slice(0, 5).map((d) => d.id).join(", ");
-    return { problems: [`planDesignId: ${JSON.stringify(body.planDesignId)} is not a plan design of the service (GET /v2/designs lists ${designs.length}${some ? `: ${some}${designs.length > 5 ? ", ..." : ""}` : ""})`], unchecked: [] };
+    return { problems: [`planDesignId: ${shownGroupField(body, "planDesignId")} is not a plan design of the service (GET /v2/designs lists ${designs.length}${some ? `: ${some}${designs.length > 5 ? ", ..." : ""}` : ""})`], unchecked: [] };
   }
   const problems: string[] = [];
   const unchecked: string[] = [];
@@ -58,7 +59,7 @@ export async function checkReferences(client: ServiceClient, body: CreateGroupBo
   ] as const) {
     const known = listed(design.configuration, ids, objects);
     if (known === undefined) unchecked.push(field);
-    else if (!known.includes(body[field])) problems.push(`${field}: ${JSON.stringify(body[field])} is not a ${what} of plan design ${JSON.stringify(design.id)} (it lists ${known.length}: ${known.slice(0, 5).join(", ")}${known.length > 5 ? ", ..." : ""})`);
+    else if (!known.includes(body[field])) problems.push(`${field}: ${shownGroupField(body, field)} is not a ${what} of plan design ${JSON.stringify(design.id)} (it lists ${known.length}: ${known.slice(0, 5).join(", ")}${known.length > 5 ? ", ..." : ""})`);
   }
   return { problems, unchecked };
 }

@@ -3,7 +3,8 @@
  * `members` to enroll at group start (a flat list, as initial-enrollment takes them, each with the
  * caller's memberId), and optionally `subscribers` for add-subscriber (households with spouse and
  * children). Every problem is reported at once, naming the file and the key; nothing is sent while
- * one remains. The people in it carry SSNs, so no problem ever quotes a person's value.
+ * one remains. The people in it carry SSNs, so no problem ever quotes a person's value: what is
+ * shown of each field is shown-fields.ts's one list.
  */
 import { z } from "zod";
 import { CreateGroupBody, EnrolleeInput } from "../../schemas/writes.js";
@@ -13,6 +14,7 @@ import { isCalendarDay } from "../calendar-day.js";
 import { ConfigError } from "../errors.js";
 import type { MemberInput } from "./initial-enrollment.js";
 import { readYamlFile } from "./read-yaml.js";
+import { shownFileValue, shownGroupField } from "./shown-fields.js";
 
 const Household = z.strictObject({
   self: EnrolleeInput,
@@ -25,9 +27,6 @@ export type Household = z.infer<typeof Household>;
 const Member = EnrolleeInput.extend({ memberId: z.string().min(1) });
 
 const GroupFile = CreateGroupBody.extend({ members: z.array(Member).optional(), subscribers: z.array(Household).optional() });
-
-/** The people's keys: nothing under them is ever quoted. */
-const PEOPLE = new Set(["members", "subscribers"]);
 
 export interface GroupFileContent {
   /** The body of `POST /v2/groups`: the file's group fields, `members` and `subscribers` left out. */
@@ -55,7 +54,7 @@ export function readGroupFile(file: string, display: string): GroupFileContent {
   const problems = parsed.success ? [] : parsed.error.issues.map((i) => `${display}: ${dotted(i.path)}: ${i.message}${yamlHint(i.message)}${shown(read.data, i.path)}`);
   problems.push(...badDays(read.data, [], display), ...repeatedIds(read.data.members, display));
   const g = parsed.data;
-  if (g && g.effectiveDate > g.terminationDate) problems.push(`${display}: terminationDate: ${g.terminationDate} is before effectiveDate ${g.effectiveDate}`);
+  if (g && g.effectiveDate > g.terminationDate) problems.push(`${display}: terminationDate: ${shownGroupField(g, "terminationDate")} is before effectiveDate ${shownGroupField(g, "effectiveDate")}`);
   if (problems.length > 0 || !parsed.success) throw new ConfigError(problems);
   const { members = [], subscribers = [], ...group } = parsed.data;
   return { group, members, subscribers };
@@ -73,11 +72,11 @@ function repeatedIds(members: unknown, display: string): string[] {
   });
 }
 
-/** `, got "x"` for a group field; nothing under `members` or `subscribers` (a person's data is never quoted). */
+/** `, got "x"` for a group field, ` (6 characters, digits only)` for a person's text (shown-fields.ts). */
 function shown(data: Record<string, unknown>, path: readonly PropertyKey[]): string {
-  if (path.length !== 1 || PEOPLE.has(String(path[0]))) return "";
-  const v = data[String(path[0])];
-  return typeof v === "string" ? `, got ${JSON.stringify(v)}` : "";
+  let v: unknown = data;
+  for (const p of path) v = v !== null && typeof v === "object" ? (v as Record<PropertyKey, unknown>)[p] : undefined;
+  return shownFileValue(path, v);
 }
 
 /** Every date field, at any depth, that has the pattern but is no calendar day (2026-02-30). */

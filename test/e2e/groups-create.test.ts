@@ -241,4 +241,25 @@ describe("benefits-sync groups create", () => {
     expect(r.stderr).not.toContain("12-345");
     expect(r.stderr).not.toContain("Eve");
   });
+
+  it("(issue 38, census family 8) no person-field canary appears in anything printed; a bad group field is shown as documented", async () => {
+    const canary = (n: number) => ({ memberId: `qzm-${n}`, firstName: `Firstqz${n}`, lastName: `Lastqz${n}`, dateOfBirth: `1962-0${n}-1${n}`, ssn: `401-66-200${n}`, memberType: n === 1 ? "employee" : "dependent", gender: `Gqz${n}`, email: `qz${n}.canary@example.org`, phone: `555 017 000${n}`, address: { line1: `${n} Canaryqz Rd`, city: `Qzville${n}`, state: "TX", zip: `8642${n}` } });
+    const canaries = ["qz", "1962-0", "401-66-200", "40166200", "555 017", "8642"];
+    const printed: string[] = [];
+    const bad = await cli(["groups", "create", groupFile("canary-bad.json", { groupId: "G-QZ-BAD", adminEmail: "bad@onboard.example.com", ein: "12-34567", members: [{ ...canary(1), ssn: "401-66-20qz" }, { ...canary(2), dateOfBirth: "1962-02-30" }] })]);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('canary-bad.json: ein: expected an EIN such as 12-3456789, got "12-34567"');
+    expect(bad.stderr).toContain("canary-bad.json: members[0].ssn: expected an SSN of 9 digits (11 characters, letters, digits, other characters)");
+    expect(bad.stderr).toContain("canary-bad.json: members[1].dateOfBirth: not a calendar date");
+    printed.push(bad.stdout, bad.stderr);
+    const file = groupFile("canary.json", { groupId: "G-QZ-OK", adminEmail: "ok@onboard.example.com", ein: "31-4159265", members: [canary(1), canary(2)] });
+    for (const args of [["groups", "create", file], ["groups", "create", file, "--json"]]) {
+      const r = await cli(args);
+      expect(r.code, r.stderr).toBe(0);
+      printed.push(r.stdout, r.stderr);
+    }
+    expect(printed.join("\n")).toContain("G-QZ-OK");
+    const seen = printed.join("\n").replaceAll("G-QZ-OK", "").replaceAll("G-QZ-BAD", "").toLowerCase();
+    for (const c of canaries) expect(seen.includes(c), `the output holds the canary ${c}`).toBe(false);
+  });
 });

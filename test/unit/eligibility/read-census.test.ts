@@ -57,6 +57,13 @@ describe("reading a census file", () => {
     expect(() => readCensus(`${HEADER}\nE1,self,"Ann,Lee\n`, "c.csv", KEY)).toThrow(/line 2: a quoted cell is never closed/);
   });
 
+  it("answers a header typo with the column it is nearest to, and never its text (issue 38)", () => {
+    const typo = () => readCensus("employee_id,relationship,frist_name,last_name,date_of_birth,ssn,Zanzibarqz\n", "c.csv", KEY);
+    expect(typo).toThrow(/header, column 3: not a column of the layout \(10 characters, letters, other characters\); did you mean first_name\?/);
+    expect(typo).toThrow(/header, column 7: not a column of the layout \(10 characters, letters only\); expected one of employee_id, /);
+    expect(typo).not.toThrow(/frist|zanzibar/i);
+  });
+
   it("says a file without its header row is one, without a word of its first row (issue 38)", () => {
     const headerless = () => readCensus("900-10-0002,self,nadia,Lee,1991-03-04,900-10-0002\n", "c.csv", KEY);
     expect(headerless).toThrow(/the first row is not a header \(none of its 6 cells names a column\): a census starts with its header row/);
