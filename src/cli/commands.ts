@@ -257,6 +257,26 @@ export const COMMANDS: readonly CommandSpec[] = [
     load: () => import("./commands/sandbox-advance.js"),
   },
   {
+    name: "pii rekey",
+    summary: "re-tokenise the snapshot under a new PII key (current and history, one transaction); says what outputs must do",
+    description:
+      "Change the snapshot's PII key on purpose (docs/pii-key.md). The old key is the variable --old-key-env names, else the " +
+      "key file beside the snapshot; the new key is BENEFITS_PII_KEY, else a new key file (<db>.pii-key.new, renamed over " +
+      "<db>.pii-key after the commit). The digits behind each token are found by trying those that end in its last4, on every " +
+      "core; then every ssn_token and [ssn:…] of every version, current and history, is written under the new key in one " +
+      "transaction (hashes and columns with it; no run, no change recorded), fingerprints and the page cache are reset, and " +
+      "the snapshot records the new key's check. Outputs delivered before keep the old tokens, which no longer join: the last " +
+      "lines say how to re-export. Exit 0 done, 2 refused (the old key is not the snapshot's, tokens whose digits were not " +
+      "found, a census apply with open writes), 75 a run holds the snapshot.",
+    options: [
+      { flags: "--old-key-env <name>", description: "the environment variable holding the old key (default: the key file <db>.pii-key)" },
+      { flags: "--dry-run", description: "count the tokens and estimate the search's time; change nothing" },
+      { flags: "--exhaustive", description: "look for a token in free text that no key field shares among every nine-digit number (minutes)" },
+      { flags: "--drop-unrecoverable", description: "set the tokens whose digits were not found to null ([ssn] in text) instead of refusing" },
+    ],
+    load: () => import("./commands/pii-rekey.js"),
+  },
+  {
     name: "census plan",
     summary: "compare a census file with the snapshot and print what apply would do; sends nothing",
     description:

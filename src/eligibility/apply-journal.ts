@@ -4,8 +4,8 @@
  * journal that says which writes may have reached the service. No SSN, no demographic value: lines,
  * SSN tokens and ids. A lock file (journal-lock.ts) keeps two applies off one group.
  */
-import { closeSync, existsSync, fsyncSync, mkdirSync, readFileSync, writeSync } from "node:fs";
-import { dirname } from "node:path";
+import { closeSync, existsSync, fsyncSync, mkdirSync, readdirSync, readFileSync, writeSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { openBesideSqlite } from "../store/sqlite-file.js";
 import { takeJournalLock, type JournalLock } from "./journal-lock.js";
 
@@ -44,18 +44,7 @@ export class ApplyJournal {
   static open(path: string): ApplyJournal {
     mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
     const lock = takeJournalLock(`${path}.lock`);
-    const entries: JournalEntry[] = [];
-    if (existsSync(path)) {
-      for (const line of readFileSync(path, "utf8").split("\n")) {
-        if (line.trim() === "") continue;
-        try {
-          entries.push(JSON.parse(line) as JournalEntry);
-        } catch {
-          // A line cut short by a crash mid-write: the step it recorded never happened after it.
-        }
-      }
-    }
-    return new ApplyJournal(path, openBesideSqlite(path, "a", 0o600), entries, lock);
+    return new ApplyJournal(path, openBesideSqlite(path, "a", 0o600), readJournalEntries(path), lock);
   }
 
   /** Append one entry and flush it to disk before returning. */
@@ -67,19 +56,7 @@ export class ApplyJournal {
 
   /** The writes with no settled outcome, oldest first. */
   openWrites(): OpenWrite[] {
-    const open = new Map<string, { intent: Extract<JournalEntry, { t: "intent" }>; enrollmentRequestId?: string; outcome?: string }>();
-    for (const e of this.entries) {
-      if (e.t === "intent") open.set(e.id, { intent: e });
-      else if (e.t === "accepted") {
-        const w = open.get(e.id);
-        if (w) w.enrollmentRequestId = e.enrollmentRequestId;
-      } else if (e.settled) open.delete(e.id);
-      else {
-        const w = open.get(e.id);
-        if (w) w.outcome = e.outcome;
-      }
-    }
-    return [...open.values()];
+    return openWritesOf(this.entries);
   }
 
   /** Close the journal and release its lock, if it is still this apply's own. */
@@ -87,4 +64,49 @@ export class ApplyJournal {
     closeSync(this.fd);
     this.lock.release();
   }
+}
+
+/** The entries of the journal at `path` (none when there is no file). */
+export function readJournalEntries(path: string): JournalEntry[] {
+  const entries: JournalEntry[] = [];
+  if (!existsSync(path)) return entries;
+  for (const line of readFileSync(path, "utf8").split("\n")) {
+    if (line.trim() === "") continue;
+    try {
+      entries.push(JSON.parse(line) as JournalEntry);
+    } catch {
+      // A line cut short by a crash mid-write: the step it recorded never happened after it.
+    }
+  }
+  return entries;
+}
+
+/** The writes of `entries` with no settled outcome, oldest first. */
+export function openWritesOf(entries: readonly JournalEntry[]): OpenWrite[] {
+  const open = new Map<string, { intent: Extract<JournalEntry, { t: "intent" }>; enrollmentRequestId?: string; outcome?: string }>();
+  for (const e of entries) {
+    if (e.t === "intent") open.set(e.id, { intent: e });
+    else if (e.t === "accepted") {
+      const w = open.get(e.id);
+      if (w) w.enrollmentRequestId = e.enrollmentRequestId;
+    } else if (e.settled) open.delete(e.id);
+    else {
+      const w = open.get(e.id);
+      if (w) w.outcome = e.outcome;
+    }
+  }
+  return [...open.values()];
+}
+
+/**
+ * The census journals beside the snapshot at `dbPath` (`<db>.census/*.journal.jsonl`) that hold
+ * writes with no settled outcome: their intents name people by SSN token, under the snapshot's key.
+ */
+export function journalsWithOpenWrites(dbPath: string): { readonly path: string; readonly open: number }[] {
+  const dir = `${dbPath}.census`;
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir)
+    .filter((f) => f.endsWith(".journal.jsonl"))
+    .map((f) => ({ path: join(dir, f), open: openWritesOf(readJournalEntries(join(dir, f))).length }))
+    .filter((j) => j.open > 0);
 }

@@ -10,11 +10,12 @@
  * snapshots under one key do not show that they share it.
  */
 import type { Database } from "better-sqlite3";
-import { createHmac, timingSafeEqual } from "node:crypto";
+import { createHmac } from "node:crypto";
 import { existsSync } from "node:fs";
 import { ConfigError } from "../errors.js";
 import { openDatabase } from "./database.js";
 import { loadOrCreatePiiKey } from "./pii.js";
+import { completePendingKey, sameCheck } from "./rekey-key-file.js";
 
 export const PII_KEY_CHECK_META = "pii_key_check";
 
@@ -37,7 +38,8 @@ export class PiiKeyMismatchError extends ConfigError {
       `pii key: the snapshot ${dbPath} was tokenised with another PII key than this run's (${source}); ` +
         "every ssn_token would change and every member would look updated, so nothing was done. " +
         `Restore the key the snapshot was made with: set BENEFITS_PII_KEY to it, or put its key file back at ${dbPath}.pii-key (with BENEFITS_PII_KEY unset). ` +
-        "Re-keying a snapshot to a new key is not available in this version",
+        "If the change of key is deliberate, re-tokenise the snapshot under this run's key: `benefits-sync pii rekey --old-key-env NAME` " +
+        `(NAME: the variable holding the old key; without it the old key is read from ${dbPath}.pii-key; docs/pii-key.md)`,
     ]);
     this.path = dbPath;
   }
@@ -68,14 +70,16 @@ export function resolveSnapshotPiiKey(dbPath: string, configured: string | undef
   const db = record ? openDatabase(dbPath) : openDatabase(dbPath, { readonly: true });
   try {
     const keyFile = `${dbPath}.pii-key`;
-    const source = configured ? "BENEFITS_PII_KEY" : existsSync(keyFile) ? `the key file ${keyFile}` : `none: BENEFITS_PII_KEY is unset and ${keyFile} is missing`;
     const stored = storedCheck(db);
+    const id = snapshotIdOf(db);
+    // A `pii rekey` that committed and stopped before renaming its new key file: finish it.
+    completePendingKey(dbPath, (key) => piiKeyCheck(key, id ?? ""), stored);
+    const source = configured ? "BENEFITS_PII_KEY" : existsSync(keyFile) ? `the key file ${keyFile}` : `none: BENEFITS_PII_KEY is unset and ${keyFile} is missing`;
     if (stored !== undefined && !configured && !existsSync(keyFile)) throw new PiiKeyMismatchError(dbPath, source);
     const pii = loadOrCreatePiiKey(dbPath, configured);
-    const id = db.prepare("SELECT value FROM _meta WHERE key = 'snapshot_id'").pluck().get() as string | undefined;
     const check = piiKeyCheck(pii.key, id ?? "");
     const compare = (found: string): PiiKeyOutcome => {
-      if (found.length === check.length && timingSafeEqual(Buffer.from(found), Buffer.from(check))) return "same";
+      if (sameCheck(found, check)) return "same";
       throw new PiiKeyMismatchError(dbPath, source);
     };
     let outcome: PiiKeyOutcome;
@@ -103,6 +107,11 @@ export function resolveSnapshotPiiKey(dbPath: string, configured: string | undef
   } finally {
     db.close();
   }
+}
+
+/** The snapshot's id (part of its check value). */
+export function snapshotIdOf(db: Database): string | undefined {
+  return db.prepare("SELECT value FROM _meta WHERE key = 'snapshot_id'").pluck().get() as string | undefined;
 }
 
 /** The recorded check; none in a snapshot of a schema older than `_meta`. */

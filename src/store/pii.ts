@@ -87,7 +87,7 @@ const KEY_HEX = /^[0-9a-f]{64}$/i;
 // Not "set BENEFITS_PII_KEY": a configured key is used as text, not hex, so it would not give the same bytes.
 const RESTORE = "restore the key file from your backup; a new key would not match the ssn_token values already in the snapshot";
 
-function readKeyFile(path: string): Buffer {
+export function readKeyFile(path: string): Buffer {
   const st = statSync(path);
   if (!st.isFile()) throw new PiiKeyError(path, `pii key: ${path} is not a file: ${RESTORE}`);
   const mode = st.mode & 0o777;

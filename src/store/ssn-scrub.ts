@@ -10,13 +10,12 @@
 import type { Database } from "better-sqlite3";
 import { jsonHasSsnKey, maskSsnText } from "../pii/ssn-key.js";
 import { canonicalJson, type SsnMasker } from "./canonical.js";
-import { versionHash } from "./prepare-page.js";
 import { StoredResources } from "./resources.js";
+import { rewriteVersionsInPlace } from "./version-rewrite.js";
 
 /** Bump with every change of the rule in `pii/ssn-key.ts` that recognises more keys. 1: `ssn` only. */
 export const SSN_RULE_VERSION = "2";
 const META_KEY = "ssn_rule";
-const BATCH = 1000;
 
 /**
  * Bring the stored text up to the current SSN rule, once. `masker` undefined (`--pii keep`): the
@@ -45,23 +44,11 @@ export function scrubStoredSsns(db: Database, masker: SsnMasker | undefined): nu
   return rewritten;
 }
 
-/** Rewrite, in batches (a read cannot stay open across writes), each version that has an SSN key. */
+/** Rewrite each version that has an SSN key. */
 function rewriteVersions(db: Database, resource: string, masker: SsnMasker): number {
-  const read = db.prepare(`SELECT vid, data FROM _${resource}_v WHERE vid > ? AND (data LIKE '%ss%' OR data LIKE '%social%') ORDER BY vid LIMIT ${BATCH}`).raw();
-  const write = db.prepare(`UPDATE _${resource}_v SET data = ?, hash = ? WHERE vid = ?`);
-  let n = 0;
-  for (let after = 0; ; ) {
-    const rows = read.all(after) as [number, string][];
-    if (rows.length === 0) return n;
-    for (const [vid, data] of rows) {
-      after = vid;
-      if (!jsonHasSsnKey(data)) continue;
-      const masked = canonicalJson(JSON.parse(data), { maskSsn: masker });
-      if (masked === data) continue;
-      write.run(masked, versionHash(masked), vid);
-      n++;
-    }
-  }
+  return rewriteVersionsInPlace(db, resource, "data LIKE '%ss%' OR data LIKE '%social%'", (data) =>
+    jsonHasSsnKey(data) ? canonicalJson(JSON.parse(data), { maskSsn: masker }) : undefined,
+  );
 }
 
 /** Mask the free texts of a column as every new one is masked. */

@@ -5,6 +5,7 @@
  * Through the built CLI, on real files, against the sandbox over loopback.
  */
 import BetterSqlite3 from "better-sqlite3";
+import { createHmac } from "node:crypto";
 import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -63,7 +64,7 @@ describe("a sync with another PII key than the snapshot's", () => {
     expect(other.code, other.stdout + other.stderr).toBe(2);
     expect(other.stderr).toMatch(/tokenised with another PII key than this run's \(BENEFITS_PII_KEY\)/);
     expect(other.stderr).toMatch(/Restore the key the snapshot was made with/);
-    expect(other.stderr).toMatch(/not available in this version/);
+    expect(other.stderr).toMatch(/benefits-sync pii rekey --old-key-env NAME/);
     expect(other.stderr + other.stdout).not.toContain(KEY_B);
     expect(state(db)).toEqual(before);
 
@@ -79,5 +80,79 @@ describe("a sync with another PII key than the snapshot's", () => {
     const runs = (state(db) as { runs: { run_id: number }[] }).runs;
     expect(runs).toHaveLength(2);
     expect(updatedIn(db, runs[1]!.run_id)).toBe(0);
+  });
+});
+
+/** Every version's `ssn_token` (current and history), by member id: [valid_to_run, token]. */
+function tokens(db: string): { id: string; current: boolean; token: string | null; column: string | null; hash: string; data: string }[] {
+  const conn = new BetterSqlite3(db, { readonly: true, fileMustExist: true });
+  try {
+    const rows = conn.prepare("SELECT id, valid_to_run IS NULL AS current, ssn_token AS column, hash, data FROM _members_v ORDER BY vid").all() as { id: string; current: number; column: string | null; hash: string; data: string }[];
+    return rows.map((r) => ({ ...r, current: r.current === 1, token: (JSON.parse(r.data) as { ssn_token?: string | null }).ssn_token ?? null }));
+  } finally {
+    conn.close();
+  }
+}
+
+describe("pii rekey", () => {
+  it("A, then a day, then B and none refused; pii rekey from A to B: every token is B's of the sandbox's SSN, history too; the next sync under B updates nothing", async () => {
+    const rekeyed = await startSandbox({ members: 60, groups: 2, seed: 381 });
+    try {
+      const db = join(dir, "rekey.db");
+      const env = (key?: string, more: Record<string, string> = {}) => ({
+        BENEFITS_BASE_URL: rekeyed.baseUrl,
+        BENEFITS_API_KEY: rekeyed.keys.full,
+        BENEFITS_DB: db,
+        ...(key ? { BENEFITS_PII_KEY: key } : {}),
+        ...more,
+      });
+      // The sandbox's SSN of each member, before the day and after (a member the day deletes keeps its versions).
+      const ssn = new Map<string, string>();
+      const served = () => {
+        for (const m of rekeyed.iterate("members")) ssn.set(m.id, m.ssn.replace(/\D/g, ""));
+      };
+      served();
+      expect((await startCli(["sync"], env(KEY_A)).done).code).toBe(0);
+      await rekeyed.advance();
+      served();
+      expect((await startCli(["sync"], env(KEY_A)).done).code).toBe(0);
+      const before = state(db);
+      const versionsBefore = tokens(db);
+      expect(versionsBefore.some((v) => !v.current && v.token !== null), "a history version with a token").toBe(true);
+
+      const other = await startCli(["sync"], env(KEY_B)).done;
+      expect(other.code, other.stderr).toBe(2);
+      const none = await startCli(["sync"], env()).done;
+      expect(none.code, none.stderr).toBe(2);
+      expect(readdirSync(dir).filter((f) => f.startsWith("rekey.db.pii-key"))).toEqual([]);
+      expect(state(db)).toEqual(before);
+
+      const dry = await startCli(["pii", "rekey", "--old-key-env", "OLD_PII_KEY", "--dry-run"], env(KEY_B, { OLD_PII_KEY: KEY_A })).done;
+      expect(dry.code, dry.stderr).toBe(0);
+      expect(dry.stdout).toMatch(/Dry run: \d+ distinct tokens .* about \d+ s\. Nothing was changed/);
+      expect(state(db)).toEqual(before);
+
+      const rekey = await startCli(["pii", "rekey", "--old-key-env", "OLD_PII_KEY"], env(KEY_B, { OLD_PII_KEY: KEY_A })).done;
+      expect(rekey.code, rekey.stderr).toBe(0);
+      expect(rekey.stdout).toMatch(/no run and no change recorded/);
+      expect(rekey.stdout).toMatch(/benefits-sync export --from-run 1 --run N --out NEW_DIR/);
+      expect(rekey.stdout + rekey.stderr).not.toContain(KEY_A);
+      expect(rekey.stdout + rekey.stderr).not.toContain(KEY_B);
+
+      // The truth, recomputed here: HMAC-SHA256 under B of each member's digits as the sandbox serves them.
+      const after = tokens(db);
+      expect(after.map((v) => [v.id, v.current])).toEqual(versionsBefore.map((v) => [v.id, v.current]));
+      const wrong = after.filter((v) => v.token !== createHmac("sha256", KEY_B).update(ssn.get(v.id) ?? "?").digest("hex") || v.column !== v.token);
+      expect(wrong.map((v) => v.id)).toEqual([]);
+      const { runs, counts, changes } = state(db) as { runs: unknown; counts: unknown; changes: unknown };
+      expect({ runs, counts, changes }).toMatchObject({ runs: (before as { runs: unknown }).runs, counts: (before as { counts: unknown }).counts, changes: (before as { changes: unknown }).changes });
+
+      const next = await startCli(["sync"], env(KEY_B)).done;
+      expect(next.code, next.stderr).toBe(0);
+      const last = (state(db) as { runs: { run_id: number }[] }).runs.at(-1)!.run_id;
+      expect(updatedIn(db, last)).toBe(0);
+    } finally {
+      await rekeyed.close();
+    }
   });
 });

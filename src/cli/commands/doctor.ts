@@ -2,12 +2,14 @@
  * `benefits-sync doctor`: check the key and each read endpoint once, against the configured
  * service, or the embedded sandbox when asked for by name (`--env sandbox`). No service
  * configured is a ConfigError (exit 2). Exit 0 when every check passes, 1 otherwise. Then the
- * field paths the service added without notice, as the snapshot recorded them (doctor/new-fields.ts).
+ * field paths the service added without notice, as the snapshot recorded them (doctor/new-fields.ts),
+ * and whether the configured PII key is the snapshot's (doctor/pii-key.ts: a mismatch exits 1).
  */
 import { clientOptionsFromConfig, resolveService } from "../../config/index.js";
 import type { CommandContext } from "../context.js";
 import { runDoctorChecks } from "../doctor/checks.js";
 import { readNewFieldsSeen } from "../doctor/new-fields.js";
+import { piiKeyLine, renderPiiKeyLine } from "../doctor/pii-key.js";
 import { renderJson, renderTable } from "../doctor/render.js";
 import { ExitCode } from "../exit-codes.js";
 
@@ -58,9 +60,12 @@ export async function runDoctor(ctx: CommandContext, show: { readonly newFields:
         day,
       });
       const seen = show.newFields ? readNewFieldsSeen(config.db) : undefined;
-      if (ctx.globals.json) ctx.stdout.write(renderJson(report, service, seen));
-      else if (!ctx.globals.quiet || !report.ok) ctx.stdout.write(renderTable(report, service, seen));
-      return report.ok ? ExitCode.OK : ExitCode.RUN_FAILED;
+      // A key the snapshot would refuse fails doctor: every sync would exit 2.
+      const pii = show.newFields ? piiKeyLine(config.db, config.piiKey) : undefined;
+      const ok = report.ok && pii?.result !== "mismatch";
+      if (ctx.globals.json) ctx.stdout.write(renderJson(report, service, seen, pii));
+      else if (!ctx.globals.quiet || !ok) ctx.stdout.write(renderTable(report, service, seen) + (pii ? renderPiiKeyLine(pii) : ""));
+      return ok ? ExitCode.OK : ExitCode.RUN_FAILED;
     } finally {
       await client.close();
     }

@@ -2,6 +2,7 @@
 import type { DoctorReport } from "./checks.js";
 import type { NewFieldsSeen } from "./new-fields.js";
 import { maskedNote } from "../../pipeline/new-fields-notice.js";
+import type { PiiKeyLine } from "./pii-key.js";
 
 /** Rows as columns two spaces apart, each as wide as its longest cell; the last column ragged. */
 function aligned(rows: readonly (readonly string[])[]): string[] {
@@ -25,9 +26,10 @@ export function renderTable(report: DoctorReport, service: string, seen?: NewFie
 }
 
 /** The report as one JSON line (contract.md: `--json` prints one JSON object on stdout). */
-export function renderJson(report: DoctorReport, service: string, seen?: NewFieldsSeen): string {
+export function renderJson(report: DoctorReport, service: string, seen?: NewFieldsSeen, piiKey?: PiiKeyLine): string {
   const fields = seen ? { newFields: seen.fields, ...(seen.problem ? { newFieldsProblem: seen.problem } : {}) } : {};
-  return `${JSON.stringify({ command: "doctor", service, ok: report.ok, stoppedEarly: report.stoppedEarly, checks: report.checks, ...fields })}\n`;
+  const ok = report.ok && piiKey?.result !== "mismatch";
+  return `${JSON.stringify({ command: "doctor", service, ok, stoppedEarly: report.stoppedEarly, checks: report.checks, ...fields, ...(piiKey ? { piiKey } : {}) })}\n`;
 }
 
 /**

@@ -1,5 +1,10 @@
 /** `benefits-sync doctor` through `main()` against the real sandbox on port 0, one sandbox for the file. */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { openDatabase } from "../../../src/store/database.js";
+import { resolveSnapshotPiiKey } from "../../../src/store/pii-key-identity.js";
 import { ExitCode } from "../../../src/cli/exit-codes.js";
 import { FORBIDDEN_ADVICE } from "../../../src/cli/doctor/checks.js";
 import { startSandbox, type Sandbox } from "../../../src/sandbox/index.js";
@@ -53,5 +58,28 @@ describe("benefits-sync doctor (sandbox)", () => {
     const out = JSON.parse(r.stdout) as { service: string; ok: boolean };
     expect(out.service).toMatch(/^embedded sandbox \(http:\/\/127\.0\.0\.1:\d+\)$/);
     expect(out.ok).toBe(true);
+  });
+
+  it("the PII key line: ok for the snapshot's key, a mismatch (exit 1) naming pii rekey for another, not recorded for a snapshot without a check", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "doctor-pii-"));
+    try {
+      const db = join(dir, "snap.db");
+      openDatabase(db).close();
+      const run = (piiKey: string) =>
+        runCli(["doctor", "--base-url", sandbox.baseUrl, "--db", db, "--json"], { env: { BENEFITS_API_KEY: sandbox.keys.full, BENEFITS_PII_KEY: piiKey }, cwd: dir });
+      const line = (stdout: string) => (JSON.parse(stdout) as { piiKey: { result: string; detail: string } }).piiKey;
+      expect(line((await run("doctor-pii-key-A-0123456789")).stdout).result).toBe("not recorded");
+      resolveSnapshotPiiKey(db, "doctor-pii-key-A-0123456789");
+      const same = await run("doctor-pii-key-A-0123456789");
+      expect([same.code, line(same.stdout).result]).toEqual([ExitCode.OK, "ok"]);
+      const other = await run("doctor-pii-key-B-9876543210");
+      expect([other.code, line(other.stdout).result]).toEqual([ExitCode.RUN_FAILED, "mismatch"]);
+      expect(line(other.stdout).detail).toMatch(/BENEFITS_PII_KEY is not the key the snapshot was tokenised with.*benefits-sync pii rekey --old-key-env NAME/);
+      const table = await runCli(["doctor", "--base-url", sandbox.baseUrl, "--db", db], { env: { BENEFITS_API_KEY: sandbox.keys.full, BENEFITS_PII_KEY: "doctor-pii-key-B-9876543210" }, cwd: dir });
+      expect(table.stdout).toMatch(/^PII key: mismatch \(/m);
+      expect(table.stdout + other.stdout).not.toContain("doctor-pii-key-B");
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -1,0 +1,31 @@
+/**
+ * Rewriting stored versions in place (no new version, no change recorded: the record is the
+ * same), as the SSN rule's scrub and `pii rekey` do: each version's data and hash, in batches,
+ * since a read cannot stay open across writes on one connection.
+ */
+import type { Database } from "better-sqlite3";
+import { versionHash } from "./prepare-page.js";
+
+const BATCH = 1000;
+
+/**
+ * For each version of `resource` matching the SQL condition `where`, `rewrite` gives its new data
+ * (canonical JSON) or undefined to leave it; a new one is written with its hash, then `written`
+ * hears its vid. Returns how many were rewritten.
+ */
+export function rewriteVersionsInPlace(db: Database, resource: string, where: string, rewrite: (data: string) => string | undefined, written?: (vid: number, n: number) => void): number {
+  const read = db.prepare(`SELECT vid, data FROM _${resource}_v WHERE vid > ? AND (${where}) ORDER BY vid LIMIT ${BATCH}`).raw();
+  const write = db.prepare(`UPDATE _${resource}_v SET data = ?, hash = ? WHERE vid = ?`);
+  let n = 0;
+  for (let after = 0; ; ) {
+    const rows = read.all(after) as [number, string][];
+    if (rows.length === 0) return n;
+    for (const [vid, data] of rows) {
+      after = vid;
+      const next = rewrite(data);
+      if (next === undefined || next === data) continue;
+      write.run(next, versionHash(next), vid);
+      written?.(vid, ++n);
+    }
+  }
+}
