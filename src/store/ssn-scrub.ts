@@ -8,7 +8,7 @@
  * the old bytes do not linger in free pages or the log.
  */
 import type { Database } from "better-sqlite3";
-import { jsonHasSsnKey, maskSsnText } from "../pii/ssn-key.js";
+import { jsonMayHoldSsn, maskSsnText } from "../pii/ssn-key.js";
 import { canonicalJson, type SsnMasker } from "./canonical.js";
 import { versionHash } from "./prepare-page.js";
 import { StoredResources } from "./resources.js";
@@ -55,7 +55,7 @@ function rewriteVersions(db: Database, resource: string, masker: SsnMasker): num
     if (rows.length === 0) return n;
     for (const [vid, data] of rows) {
       after = vid;
-      if (!jsonHasSsnKey(data)) continue;
+      if (!jsonMayHoldSsn(data)) continue;
       const masked = canonicalJson(JSON.parse(data), { maskSsn: masker });
       if (masked === data) continue;
       write.run(masked, versionHash(masked), vid);
