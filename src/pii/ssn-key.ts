@@ -15,6 +15,14 @@ import { hasSsnShape, mayHoldSsnShapeIn, SSN_SHAPE } from "./ssn-shape.js";
 export { hasSsnShape } from "./ssn-shape.js";
 
 /**
+ * The version of this rule: a snapshot written under an older one is scrubbed in place by its
+ * next run (store/ssn-scrub.ts). Bump it with every change that recognises more. 1: `ssn` only;
+ * 2: SSN names in any style; 3: identifier names, `last4`/`token` keys by their value, typed
+ * pairs, shapes in free text.
+ */
+export const SSN_RULE_VERSION = "3";
+
+/**
  * What a key says about its value: NAME holds an SSN; LAST4 and TOKEN are what masking writes
  * (`ssn_last4`, `taxId_token`) and hold one only when their value says so ({@link holdsMore});
  * TYPE and VALUE are the two halves of a typed pair (`{type: "SSN", value: "…"}`); OTHER is
