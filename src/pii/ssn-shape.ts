@@ -4,17 +4,21 @@
  * not inside a longer run of digits. `2024-01-15`, `+12015551234`, `12-3456789`, `62701-1234` and
  * UUIDs are not shapes.
  *
- * A first sync encodes millions of records, so the look is cheap: `indexOf` of each separator and
- * a few `charCodeAt` reads around each hit (a date costs two or three reads a dash), no regex over
- * every string. The regex runs only on a string that holds a shape.
+ * A first sync encodes millions of records, so the look is once per record, over its raw text,
+ * and the walkers look at each string only when it says yes. It is one regex pass (V8's irregexp,
+ * native code): bench/ssn-shape.ts measured it faster than `indexOf` of each separator with
+ * `charCodeAt` reads around each hit (an `indexOf` of a separator outside Latin-1 costs a pass of
+ * its own, and a member's UUIDs and dates make some twenty dash hits), see docs/benchmarks.md.
  */
 
-/** The shape, its three digit groups captured. */
-export const SSN_SHAPE = /(?<!\d)(\d{3})[-\u0020\u00a0\u2010-\u2015\u2212](\d{2})[-\u0020\u00a0\u2010-\u2015\u2212](\d{4})(?!\d)/g;
-
-// V8 answers `indexOf` of a two-byte character in a one-byte string without a scan: in the common
-// (Latin-1) record only the first three cost a pass.
-const SEPARATORS = ["-", " ", "\u00a0", "\u2010", "\u2011", "\u2012", "\u2013", "\u2014", "\u2015", "\u2212"];
+const SEP = "[-\\u0020\\u00a0\\u2010-\\u2015\\u2212]";
+const SHAPE = `(?<!\\d)(\\d{3})${SEP}(\\d{2})${SEP}(\\d{4})(?!\\d)`;
+/** The shape, its three digit groups captured (global: for `replace`). */
+export const SSN_SHAPE = new RegExp(SHAPE, "g");
+// Without captures: a match allocates less.
+const FIND = SHAPE.replace(/\((?!\?)/g, "(?:");
+const SHAPE_TEST = new RegExp(FIND);
+const SHAPE_SCAN = new RegExp(FIND, "g");
 
 function isSep(c: number): boolean {
   return c === 45 || c === 32 || c === 0xa0 || (c >= 0x2010 && c <= 0x2015) || c === 0x2212;
@@ -24,47 +28,23 @@ function isDigit(c: number): boolean {
   return c >= 48 && c <= 57; // NaN (outside the string) is not
 }
 
-/** Whether `s` has a shape whose first separator is at `i`. */
-function shapeAt(s: string, i: number): boolean {
-  return (
-    isDigit(s.charCodeAt(i + 1)) &&
-    isDigit(s.charCodeAt(i - 1)) &&
-    isDigit(s.charCodeAt(i + 2)) &&
-    isSep(s.charCodeAt(i + 3)) &&
-    isDigit(s.charCodeAt(i - 2)) &&
-    isDigit(s.charCodeAt(i - 3)) &&
-    !isDigit(s.charCodeAt(i - 4)) &&
-    isDigit(s.charCodeAt(i + 4)) &&
-    isDigit(s.charCodeAt(i + 5)) &&
-    isDigit(s.charCodeAt(i + 6)) &&
-    isDigit(s.charCodeAt(i + 7)) &&
-    !isDigit(s.charCodeAt(i + 8))
-  );
-}
-
-/** Each index where a shape's first separator is, through `found` (which stops the look by returning true). */
-function anyShape(s: string, found: (sepAt: number) => boolean): boolean {
-  for (const sep of SEPARATORS) {
-    for (let i = s.indexOf(sep, 3); i >= 0 && i + 7 < s.length; i = s.indexOf(sep, i + 1)) {
-      if (shapeAt(s, i) && found(i)) return true;
-    }
-  }
-  return false;
-}
-
 /** Whether a (decoded) string holds an SSN shape. */
 export function hasSsnShape(s: string): boolean {
-  return s.length >= 11 && anyShape(s, () => true);
+  return s.length >= 11 && SHAPE_TEST.test(s);
 }
 
 /**
  * Whether a JSON text may hold a string with a shape in it. A `\u` escape of a digit or a
- * separator may hide one: then true. A shape that is the whole start of a key's string value, for
- * a key `takenWhole` says is masked whole by name (`"ssn":"123-45-6789"`), is not counted.
+ * separator may hide one: then true. A shape that starts a key's string value, for a key
+ * `takenWhole` says is masked whole by name (`"ssn":"123-45-6789"`), is not counted.
  */
 export function mayHoldSsnShapeIn(json: string, takenWhole: (key: string) => boolean): boolean {
   if (escapesDigitOrSeparator(json)) return true;
-  return anyShape(json, (i) => !startsNamedValue(json, i - 3, takenWhole));
+  SHAPE_SCAN.lastIndex = 0;
+  for (let m = SHAPE_SCAN.exec(json); m !== null; m = SHAPE_SCAN.exec(json)) {
+    if (!startsNamedValue(json, m.index, takenWhole)) return true;
+  }
+  return false;
 }
 
 function escapesDigitOrSeparator(json: string): boolean {
