@@ -1,7 +1,7 @@
 import type { Database } from "better-sqlite3";
 import { StoredResources, ViewColumns, columnName, type StoredResource } from "../store/resources.js";
-import { jsonHasSsnKey } from "../pii/ssn-key.js";
-import { withoutPlainSsn } from "./plain-ssn.js";
+import { jsonMayHoldSsn } from "../pii/ssn-key.js";
+import { plainFreeValue, withoutPlainSsn } from "./plain-ssn.js";
 
 export const DeltaOps = ["insert", "update", "delete"] as const;
 export type DeltaOp = (typeof DeltaOps)[number];
@@ -12,7 +12,8 @@ export interface Delta {
   readonly id: string;
   /**
    * The record as stored (the new version for inserts and updates, the last known one for
-   * deletes), less any plain SSN field a `--pii keep` snapshot holds: no sink ever sees one.
+   * deletes), less any plain SSN a `--pii keep` snapshot holds (`withoutPlainSsn`): no sink ever
+   * sees one.
    */
   readonly data: Record<string, unknown>;
   /**
@@ -21,7 +22,10 @@ export interface Delta {
    */
   readonly text?: string;
   readonly changedFields: readonly string[] | null;
-  /** The documented scalar fields as the snapshot's typed columns hold them, in view order (`ViewColumns`). */
+  /**
+   * The documented scalar fields as the snapshot's typed columns hold them, in view order
+   * (`ViewColumns`); under `--pii keep`, an SSN field null and a shape in a string `[ssn]`.
+   */
   readonly typed?: readonly unknown[];
 }
 
@@ -49,8 +53,8 @@ export function* runDeltas(db: Database, resource: StoredResource, runIds: reado
     .prepare(`SELECT 'delete', valid_to_run, id, data, NULL${typed} FROM _${resource}_v WHERE valid_to_run = ? AND ended_by = 'delete' ORDER BY vid`)
     .raw();
   for (const run of [...new Set(runIds)].sort((a, b) => a - b)) {
-    for (const r of changed.iterate(run) as IterableIterator<unknown[]>) yield new StoredDelta(r);
-    for (const r of deleted.iterate(run) as IterableIterator<unknown[]>) yield new StoredDelta(r);
+    for (const r of changed.iterate(run) as IterableIterator<unknown[]>) yield new StoredDelta(r, resource);
+    for (const r of deleted.iterate(run) as IterableIterator<unknown[]>) yield new StoredDelta(r, resource);
   }
 }
 
@@ -73,15 +77,20 @@ class StoredDelta implements Delta {
   readonly typed?: readonly unknown[];
   private readonly stored: string;
   private parsed: Record<string, unknown> | undefined;
-  constructor(r: unknown[]) {
+  constructor(r: unknown[], resource: StoredResource) {
     this.op = r[0] as DeltaOp;
     this.runId = r[1] as number;
     this.id = r[2] as string;
     this.stored = r[3] as string;
     this.changedFields = r[4] === null ? null : (JSON.parse(r[4] as string) as string[]);
-    if (r.length > 5) this.typed = r.slice(5);
-    // Only a text with an SSN key can hold one: the others are served as stored.
-    if (!jsonHasSsnKey(this.stored)) this.text = this.stored;
+    // Only a text the rule says may hold a plain SSN needs a look (a `--pii keep` snapshot's): the
+    // others are served as stored, and so are their typed columns, read from that text.
+    const plain = jsonMayHoldSsn(this.stored);
+    if (!plain) this.text = this.stored;
+    if (r.length > 5) {
+      const paths = ViewColumns[resource];
+      this.typed = plain ? r.slice(5).map((v, i) => plainFreeValue(paths[i]!, v)) : r.slice(5);
+    }
   }
 
   get data(): Record<string, unknown> {

@@ -1,17 +1,24 @@
 import { createHmac, randomBytes } from "node:crypto";
 import { chmodSync, existsSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { PiiKeyError } from "../errors.js";
-import { isSsnKey } from "../pii/ssn-key.js";
+import { ssnFieldsOf, tokeniseSsnShapes } from "../pii/ssn-key.js";
+import type { SsnMasker } from "./canonical.js";
 import { asDiskFull } from "./disk-full.js";
 import { assertSnapshotFile } from "./snapshot-file.js";
+
+/** The store's masker: it always tokenises shapes too. */
+export type FullSsnMasker = SsnMasker & { readonly text: (s: string) => string };
 
 export const PiiModes = ["token", "keep"] as const;
 export type PiiMode = (typeof PiiModes)[number];
 
 /**
- * Replace every SSN field (`isSsnKey`: `ssn`, `dependentSsn`, `socialSecurityNumber`, ...), at any
- * depth, by `<key>_token` (HMAC-SHA256 under the PII key, hex) and `<key>_last4`. A plain hash would not do: nine digits are brute-forced in seconds. Returns a new
- * object; the input is not changed. With mode `keep` (asked for by name) the record passes as is.
+ * Mask every SSN the one rule finds (`ssnFieldsOf`: `ssn`, `taxId`, `SS#`, a typed pair's value,
+ * `ssnLast4` holding nine digits, ...), at any depth: each such key becomes `<key>_token`
+ * (HMAC-SHA256 under the PII key, hex) and `<key>_last4`, each SSN shape in a string (value, list
+ * element or key) `[ssn:<token>]`. A plain hash would not do: nine digits are brute-forced in
+ * seconds. Returns a new object; the input is not changed. With mode `keep` (asked for by name)
+ * the record passes as is.
  *
  * @example maskPii({id: "m1", ssn: "123-45-6789"}, key) // {id: "m1", ssn_token: "9f…", ssn_last4: "6789"}
  */
@@ -20,14 +27,16 @@ export function maskPii<T>(record: T, key: Buffer, mode: PiiMode = "token"): T {
   return mask(record, ssnMasker(key)) as T;
 }
 
-function mask(value: unknown, masker: ReturnType<typeof ssnMasker>): unknown {
+function mask(value: unknown, masker: FullSsnMasker): unknown {
+  if (typeof value === "string") return masker.text(value);
   if (Array.isArray(value)) return value.map((v) => mask(v, masker));
   if (value === null || typeof value !== "object") return value;
+  const obj = value as Record<string, unknown>;
+  const ssn = ssnFieldsOf(obj);
   const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(value)) {
-    if (isSsnKey(k)) [out[`${k}_last4`], out[`${k}_token`]] = masker(v);
-    else out[k] = mask(v, masker);
-  }
+  for (const [k, v] of Object.entries(obj)) if (!ssn.includes(k)) out[masker.text(k)] = mask(v, masker);
+  // What masking writes wins over a served key of the same name (`ssn_token` beside `ssn`).
+  for (const k of ssn) [out[`${k}_last4`], out[`${k}_token`]] = masker(obj[k]);
   return out;
 }
 
@@ -35,9 +44,10 @@ function mask(value: unknown, masker: ReturnType<typeof ssnMasker>): unknown {
  * The masker the canonical writer applies to every SSN field it meets: `[last4, token]`, or nulls
  * for an empty one or one that is neither text nor a number (whatever it holds is dropped). A list
  * of SSNs (`memberSSNs`) gives a list of each, element by element: one token for the whole list
- * would not match the same person's token under another key.
+ * would not match the same person's token under another key. Its `text` writes each shape in a
+ * free text as `[ssn:<token>]`, the token of those nine digits (so it joins with `ssn_token`).
  */
-export function ssnMasker(key: Buffer): (ssn: unknown) => readonly [unknown, unknown] {
+export function ssnMasker(key: Buffer): FullSsnMasker {
   const one = (ssn: unknown): readonly [unknown, unknown] => {
     if (Array.isArray(ssn)) {
       const pairs = ssn.map(one);
@@ -48,7 +58,8 @@ export function ssnMasker(key: Buffer): (ssn: unknown) => readonly [unknown, unk
     const digits = ssn.replace(/\D/g, "");
     return [digits.slice(-4), ssnToken(digits, key)];
   };
-  return one;
+  const tokenOf = (digits: string) => ssnToken(digits, key);
+  return Object.assign(one, { text: (s: string) => tokeniseSsnShapes(s, tokenOf) });
 }
 
 /** HMAC-SHA256 of the SSN's digits (so `123-45-6789` and `123456789` give one token). */

@@ -2,7 +2,8 @@ import { createHash, hash } from "node:crypto";
 import { canonicalJson, type SsnMasker } from "./canonical.js";
 import { maskPii, ssnMasker, type PiiMode } from "./pii.js";
 import { FieldScanner, type NewField } from "./field-paths.js";
-import { ChildOf, type WalkedResource } from "./resources.js";
+import { ChildOf, WalkedResources, type StoredResource, type WalkedResource } from "./resources.js";
+import { mayHoldSsnShape } from "../pii/ssn-key.js";
 import { topLevelString } from "../api/raw-items.js";
 
 /** What both sides of the snapshot need to turn walked items into records: pure, no database. */
@@ -95,19 +96,42 @@ export class Encoder {
     return parseInt(hash("sha256", this.fpSecret + text, "hex").slice(0, 12), 16);
   }
 
-  private encoded(resource: WalkedResource, rec: Record<string, unknown>): { canonical: string; hash: string } {
+  /**
+   * The top-level fields of a stored resource that hold the record's own id (and a child's parent
+   * key): the SSN rule leaves them alone.
+   */
+  ownIdFields(resource: StoredResource): readonly string[] {
+    if ((WalkedResources as readonly string[]).includes(resource)) return [this.idField(resource as WalkedResource)];
+    const spec = Object.values(ChildOf).find((c) => c.child === resource);
+    return spec ? ["id", spec.parentKey] : ["id"];
+  }
+
+  /**
+   * Whether a record's strings need the SSN shape look: asked once per record, of the raw text it
+   * came as (`mayHoldSsnShape`, a few `indexOf`s), so the common record's strings are never looked at.
+   */
+  shapesIn(raw: string): boolean {
+    return this.masker !== undefined && mayHoldSsnShape(raw);
+  }
+
+  private encoded(resource: WalkedResource, rec: Record<string, unknown>, shapes: boolean): { canonical: string; hash: string } {
     this.fields.scan(resource, rec);
-    const canonical = this.encodeParent(resource, rec);
+    const canonical = this.encodeParent(resource, rec, shapes);
     return { canonical, hash: versionHash(canonical) };
   }
 
-  /** A parent's canonical JSON, without its children. */
-  encodeParent(resource: WalkedResource, item: Record<string, unknown>): string {
-    return canonicalJson(item, { maskSsn: this.masker, omit: ChildOf[resource]?.field });
+  /** A parent's canonical JSON, without its children. `shapes`: whether a string may hold an SSN shape (`shapesIn`). */
+  encodeParent(resource: WalkedResource, item: Record<string, unknown>, shapes = true): string {
+    return canonicalJson(item, { maskSsn: this.masker, shapes, ids: [this.idField(resource)], omit: ChildOf[resource]?.field });
   }
 
   /** A parent's children, each with the parent's id; unreadable ones become problems. */
-  encodeChildren(resource: WalkedResource, parentId: string, item: Record<string, unknown>): { children: PreparedChild[]; problems: Problem[] } {
+  encodeChildren(
+    resource: WalkedResource,
+    parentId: string,
+    item: Record<string, unknown>,
+    shapes = true,
+  ): { children: PreparedChild[]; problems: Problem[] } {
     const spec = ChildOf[resource];
     const children: PreparedChild[] = [];
     const problems: Problem[] = [];
@@ -123,7 +147,7 @@ export class Encoder {
       const id = c.id as string;
       if (seen.has(id)) continue;
       seen.add(id);
-      const canonical = canonicalJson(c, { maskSsn: this.masker, extra: [spec.parentKey, parentId] });
+      const canonical = canonicalJson(c, { maskSsn: this.masker, shapes, ids: ["id"], extra: [spec.parentKey, parentId] });
       children.push({ id, canonical, hash: versionHash(canonical) });
     }
     return { children, problems };
@@ -148,8 +172,9 @@ export class Encoder {
       const id = rec[idField] as string;
       const text = raw?.[i] ?? JSON.stringify(item);
       const childCount = spec ? (encode ? childList(rec, spec.field).length : -1) : 0;
+      const shapes = encode && this.shapesIn(text);
       // Without `encode`, children are left to `materialize`, for the records that need a look.
-      const kids = spec && encode ? this.encodeChildren(resource, id, rec) : undefined;
+      const kids = spec && encode ? this.encodeChildren(resource, id, rec, shapes) : undefined;
       problems.push(...(kids?.problems ?? []));
       // A parent whose children cannot all be read gets no fingerprint: it is re-read next time.
       const fp = kids && kids.problems.length > 0 ? null : this.fingerprint(text);
@@ -159,7 +184,7 @@ export class Encoder {
         fp,
         raw: encode ? "" : text,
         childCount,
-        ...(encode ? { ...this.encoded(resource, rec), ...(kids ? { children: kids.children } : {}) } : {}),
+        ...(encode ? { ...this.encoded(resource, rec, shapes), ...(kids ? { children: kids.children } : {}) } : {}),
       });
     });
     const newFields = this.fields.drain();
@@ -197,13 +222,14 @@ export class Encoder {
     const problem = itemProblem(item, idField, spec?.field);
     if (problem) return { problems: [this.problem(item, idField, problem)] };
     const rec = item as Record<string, unknown>;
-    const kids = spec ? this.encodeChildren(resource, r.id, rec) : undefined;
+    const shapes = this.shapesIn(r.raw);
+    const kids = spec ? this.encodeChildren(resource, r.id, rec, shapes) : undefined;
     const problems = kids?.problems ?? [];
     return {
       record: {
         ...r,
         fp: problems.length > 0 ? null : r.fp,
-        ...this.encoded(resource, rec),
+        ...this.encoded(resource, rec, shapes),
         childCount: spec ? childList(rec, spec.field).length : 0,
         ...(kids ? { children: kids.children } : {}),
       },

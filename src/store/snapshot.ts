@@ -94,7 +94,7 @@ export class SnapshotStore {
     let claimed: number | undefined;
     try {
       this.run = this.lifecycle.start(job, options, flags, (id) => (claimed = id));
-      if (!flags.dryRun) scrubStoredSsns(this.db, this.encoder.masker);
+      if (!flags.dryRun) scrubStoredSsns(this.db, this.encoder.masker, (r) => this.encoder.ownIdFields(r));
       this.pages.prune(this.run.runId);
       return this.run;
     } catch (e) {

@@ -1,28 +1,30 @@
 /**
- * A snapshot written under an older SSN rule may hold plain SSNs under keys that rule did not know
- * (`dependentSsn`, `spouse.socialSecurityNumber`), in every version, and a server that sends the
- * same text again changes nothing, so nothing would ever re-encode them. The first run under the
- * current rule rewrites them in place: versions (data and hash; no new version, no change
- * recorded: the record is the same), quarantined excerpts and run errors. Done once per rule
- * version (kept in `_meta`), with SQLite's secure_delete on and the WAL checkpointed after, so
- * the old bytes do not linger in free pages or the log.
+ * A snapshot written under an older SSN rule may hold plain SSNs the rule did not see then (keys
+ * such as `taxId` or `SS#`, a typed pair's value, a shape in free text), in every version, and a
+ * server that sends the same text again changes nothing, so nothing would ever re-encode them. The
+ * first run under the current rule (`SSN_RULE_VERSION`) rewrites them in place: versions (data,
+ * hash and the typed columns read from data; no new version, no change recorded: the record is
+ * the same), quarantined excerpts and run errors. Done once per rule version (kept in `_meta`),
+ * with SQLite's secure_delete on and the WAL checkpointed after, so the old bytes do not linger
+ * in free pages or the log.
  */
-import type { Database } from "better-sqlite3";
-import { jsonHasSsnKey, maskSsnText } from "../pii/ssn-key.js";
+import type { Database, Statement } from "better-sqlite3";
+import { jsonMayHoldSsn, maskSsnText, SSN_RULE_VERSION } from "../pii/ssn-key.js";
 import { canonicalJson, type SsnMasker } from "./canonical.js";
-import { StoredResources } from "./resources.js";
+import { StoredResources, type StoredResource } from "./resources.js";
 import { rewriteVersionsInPlace } from "./version-rewrite.js";
+import { versionStatements } from "./versions.js";
 
-/** Bump with every change of the rule in `pii/ssn-key.ts` that recognises more keys. 1: `ssn` only. */
-export const SSN_RULE_VERSION = "2";
 const META_KEY = "ssn_rule";
 
 /**
  * Bring the stored text up to the current SSN rule, once. `masker` undefined (`--pii keep`): the
  * plain values are wanted, so nothing is rewritten, but the snapshot counts as up to date (a later
- * token run does not mask what a keep run kept on purpose). Returns how many rows it rewrote.
+ * token run does not mask what a keep run kept on purpose). `ids` names each resource's fields
+ * holding its own id and parent key, which the rule leaves alone (`Encoder.ownIdFields`). Returns
+ * how many rows it rewrote.
  */
-export function scrubStoredSsns(db: Database, masker: SsnMasker | undefined): number {
+export function scrubStoredSsns(db: Database, masker: SsnMasker | undefined, ids: (r: StoredResource) => readonly string[] = () => ["id"]): number {
   const done = db.prepare("SELECT value FROM _meta WHERE key = ?").pluck().get(META_KEY);
   if (done === SSN_RULE_VERSION) return 0;
   let rewritten = 0;
@@ -31,7 +33,8 @@ export function scrubStoredSsns(db: Database, masker: SsnMasker | undefined): nu
   try {
     db.transaction(() => {
       if (masker) {
-        for (const r of StoredResources) rewritten += rewriteVersions(db, r, masker);
+        const refresh = versionStatements(db);
+        for (const r of StoredResources) rewritten += rewriteVersions(db, r, masker, ids(r), refresh.get(r)!.refreshTyped);
         rewritten += rewriteTexts(db, "_quarantine", "rowid", "excerpt");
         rewritten += rewriteTexts(db, "_runs", "run_id", "error");
       }
@@ -44,10 +47,18 @@ export function scrubStoredSsns(db: Database, masker: SsnMasker | undefined): nu
   return rewritten;
 }
 
-/** Rewrite each version that has an SSN key. */
-function rewriteVersions(db: Database, resource: string, masker: SsnMasker): number {
-  return rewriteVersionsInPlace(db, resource, "data LIKE '%ss%' OR data LIKE '%social%'", (data) =>
-    jsonHasSsnKey(data) ? canonicalJson(JSON.parse(data), { maskSsn: masker }) : undefined,
+/**
+ * Rewrite each version the rule says may hold a plain SSN. No SQL `LIKE` can see a shape: every
+ * version is read, and looked at in JavaScript (`jsonMayHoldSsn`). The typed columns are read
+ * again from the new data, or `address_line1` would keep the plain text.
+ */
+function rewriteVersions(db: Database, resource: StoredResource, masker: SsnMasker, ids: readonly string[], refreshTyped: Statement): number {
+  return rewriteVersionsInPlace(
+    db,
+    resource,
+    "1",
+    (data) => (jsonMayHoldSsn(data) ? canonicalJson(JSON.parse(data), { maskSsn: masker, ids }) : undefined),
+    (vid) => refreshTyped.run(vid),
   );
 }
 

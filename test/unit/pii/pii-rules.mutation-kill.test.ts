@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { PiiKeyError } from "../../../src/errors.js";
-import { isSsnKey, jsonHasSsnKey, keyWords, maskSsnText } from "../../../src/pii/ssn-key.js";
+import { isSsnKey, jsonMayHoldSsn, keyWords, maskSsnText } from "../../../src/pii/ssn-key.js";
 import { canonicalJson } from "../../../src/store/canonical.js";
 import { loadOrCreatePiiKey, maskPii, ssnMasker } from "../../../src/store/pii.js";
 
@@ -149,17 +149,18 @@ describe("SSNs in keys and free text", () => {
     expect(isSsnKey("ss_num")).toBe(true);
     expect(isSsnKey("ss_name")).toBe(false);
     expect(isSsnKey("social")).toBe(false);
-    expect(isSsnKey("socialsecurity")).toBe(false);
-    expect(isSsnKey("ssn3x")).toBe(false);
+    // Rule 3 (issue 38): one word `socialsecurity…`, and any word starting `ssn`, name an SSN.
+    expect(isSsnKey("socialsecurity")).toBe(true);
+    expect(isSsnKey("ssn3x")).toBe(true);
   });
 
-  it("jsonHasSsnKey finds an SSN key at any depth, not in values", () => {
-    expect(jsonHasSsnKey('{"a":{"b":[{"dependentSsn":"1"}]}}')).toBe(true);
-    expect(jsonHasSsnKey('{"ssn_token":"x","ssn_last4":"1","lesson":"ssn"}')).toBe(false);
-    expect(jsonHasSsnKey('{"note":"ssn: 1"}')).toBe(false);
+  it("jsonMayHoldSsn finds an SSN key at any depth, not in values", () => {
+    expect(jsonMayHoldSsn('{"a":{"b":[{"dependentSsn":"1"}]}}')).toBe(true);
+    expect(jsonMayHoldSsn('{"ssn_token":"x","ssn_last4":"1","lesson":"ssn"}')).toBe(false);
+    expect(jsonMayHoldSsn('{"note":"ssn: 1"}')).toBe(false);
     // Asked twice: a global pattern must start again at the beginning.
-    expect(jsonHasSsnKey('{"x":1,"ssn":"1"}')).toBe(true);
-    expect(jsonHasSsnKey('{"ssn":"1"}')).toBe(true);
+    expect(jsonMayHoldSsn('{"x":1,"ssn":"1"}')).toBe(true);
+    expect(jsonMayHoldSsn('{"ssn":"1"}')).toBe(true);
   });
 
   it("maskSsnText masks SSN values and nine-digit runs, and nothing else", () => {

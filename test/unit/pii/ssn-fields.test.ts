@@ -70,6 +70,9 @@ describe("an SSN under any key name, at any depth", () => {
       expect(out, text).not.toContain(secret);
       expect(out, text).toContain("[ssn]");
     }
-    expect(redact('{"lesson":"a1","ssn_token":"ab12"}')).toBe('{"lesson":"a1","ssn_token":"ab12"}');
+    // A token as masking writes it (64 hex characters) stays; a `_token` key holding anything else with a digit is an SSN.
+    const token = "ab".repeat(32);
+    expect(redact(`{"lesson":"a1","ssn_token":"${token}"}`)).toBe(`{"lesson":"a1","ssn_token":"${token}"}`);
+    expect(redact('{"lesson":"a1","ssn_token":"ab12"}')).toBe('{"lesson":"a1","ssn_token":"[ssn]"}');
   });
 });

@@ -41,4 +41,39 @@ describe("PHI in CSV deltas", () => {
       }
     }
   });
+
+  it("issue 38: under --pii keep, identifiers by name, typed pairs and shapes in free text (typed columns too) reach no CSV file", async () => {
+    const t = tempStore();
+    cleanup.push(t.cleanup);
+    const store = new SnapshotStore(t.db, { piiKey: TEST_PII_KEY, piiMode: "keep" });
+    const data = baseData();
+    const m = data.members[0]!;
+    Object.assign(m, {
+      taxId: "900-11-0001",
+      "SS#": "900110002",
+      ssnLast4: "900-11-0003",
+      governmentIds: [{ type: "SSN", value: "900110004" }],
+      address: { city: "Austin", line1: "c/o 900 11 0005" },
+    });
+    (data.claims[0] as Record<string, unknown>).processing = { denialReason: "member 900\u201311\u20130006 unknown" };
+    const r = await sync({ source: memorySource(() => data), store, claimsWindow: WINDOW });
+    const runId = r.runId as number;
+    // The premise: SQLite keeps them plain in this mode, typed columns too.
+    expect(t.db.prepare("SELECT address_line1 FROM members WHERE id = 'm1'").pluck().get()).toBe("c/o 900 11 0005");
+    const plain = ["900-11-0001", "900110002", "900-11-0003", "900110004", "900 11 0005", "900\u201311\u20130006"];
+    const exported = writeRunCsv(t.db, runId, join(t.dir, "export"));
+    const delivered = await deliverCsv(t.db, join(t.dir, "deliver"), runId);
+    expect(delivered.status).toBe("delivered");
+    let seen = "";
+    for (const dir of [exported.dir, delivered.value!.dir]) {
+      for (const f of readdirSync(dir)) {
+        const text = readFileSync(join(dir, f), "utf8");
+        seen += text;
+        for (const p of plain) expect(text.includes(p) || text.includes(p.replace(/\D/g, "")), `${p} in ${f}`).toBe(false);
+      }
+    }
+    // What is written instead: the shape as [ssn] in the typed column and in the record.
+    expect(seen).toContain("c/o [ssn]");
+    expect(seen).toContain("member [ssn] unknown");
+  });
 });

@@ -2,6 +2,7 @@ import { createHash, createHmac } from "node:crypto";
 import { existsSync, readFileSync } from "node:fs";
 import { afterEach, describe, expect, it } from "vitest";
 import { sync } from "../../../src/pipeline/sync.js";
+import { refreshTypedSql } from "../../../src/store/analyst-schema.js";
 import { canonicalJson } from "../../../src/store/canonical.js";
 import { memorySource } from "../../helpers/memory-source.js";
 import { TEST_PII_KEY, tempStore } from "../../helpers/temp-store.js";
@@ -68,6 +69,70 @@ describe("a snapshot from before the one SSN rule", () => {
     for (const f of [t.path, `${t.path}-wal`].filter(existsSync)) {
       const bytes = readFileSync(f).toString("latin1");
       for (const s of [DEP, DEP.replace(/-/g, ""), SPOUSE, "12-34-5"]) expect(bytes.includes(s), `${s} in ${f}`).toBe(false);
+    }
+  });
+
+  it("rule 3: identifier names, typed pairs, last4 holding more and shapes are tokenised in place, typed columns too", async () => {
+    const t = tempStore();
+    cleanup.push(t.cleanup);
+    const data = baseData();
+    const first = await sync({ source: memorySource(() => data), store: t.store, claimsWindow: WINDOW });
+    expect(first.status).toBe("succeeded");
+    const memberId = data.members[0]!.id as string;
+    const claimId = data.claims[0]!.id as string;
+    const token = (digits: string) => createHmac("sha256", TEST_PII_KEY).update(digits).digest("hex");
+
+    // What rule 2 stored for a member and a claim that hold what it did not see, as its writer wrote them.
+    const member = JSON.parse(t.db.prepare("SELECT data FROM _members_v WHERE id = ?").pluck().get(memberId) as string) as Record<string, unknown>;
+    Object.assign(member, {
+      taxId: "222-33-0001",
+      governmentIds: [{ type: "SSN", value: "222330002" }],
+      ssnLast4: "222330003",
+      address: { city: "Austin", line1: "c/o 222-33-0004" },
+    });
+    const claim = JSON.parse(t.db.prepare("SELECT data FROM _claims_v WHERE id = ?").pluck().get(claimId) as string) as Record<string, unknown>;
+    claim.processing = { denialReason: "member 123 45 6789 not found" };
+    const write = (table: string, id: string, value: unknown) => {
+      const text = canonicalJson(value);
+      t.db.prepare(`UPDATE ${table} SET data = ?, hash = ? WHERE id = ?`).run(text, createHash("sha256").update(text).digest("hex").slice(0, 32), id);
+      const vid = t.db.prepare(`SELECT vid FROM ${table} WHERE id = ?`).pluck().get(id);
+      t.db.prepare(refreshTypedSql(table === "_members_v" ? "members" : "claims")).run(vid);
+    };
+    write("_members_v", memberId, member);
+    write("_claims_v", claimId, claim);
+    t.db.prepare("UPDATE _meta SET value = '2' WHERE key = 'ssn_rule'").run();
+    // The premise: the plain text is in the data and in the typed columns.
+    expect(t.db.prepare("SELECT address_line1 FROM members WHERE id = ?").pluck().get(memberId)).toBe("c/o 222-33-0004");
+    expect(t.db.prepare("SELECT processing_denialReason FROM claims WHERE id = ?").pluck().get(claimId)).toBe("member 123 45 6789 not found");
+    const versionsBefore = ["_members_v", "_claims_v", "_coverages_v"].map((v) => t.db.prepare(`SELECT COUNT(*) FROM ${v}`).pluck().get());
+
+    const second = await sync({ source: memorySource(() => data), store: t.store, claimsWindow: WINDOW });
+    expect(second.status).toBe("succeeded");
+
+    const now = JSON.parse(t.db.prepare("SELECT data FROM members WHERE id = ?").pluck().get(memberId) as string) as Record<string, unknown>;
+    expect(now).toMatchObject({
+      taxId_last4: "0001",
+      taxId_token: token("222330001"),
+      governmentIds: [{ type: "SSN", value_last4: "0002", value_token: token("222330002") }],
+      ssnLast4_last4: "0003",
+      ssnLast4_token: token("222330003"),
+      address: { city: "Austin", line1: `c/o [ssn:${token("222330004")}]` },
+    });
+    for (const k of ["taxId", "ssnLast4"]) expect(now[k], k).toBeUndefined();
+    expect(t.db.prepare("SELECT address_line1 FROM members WHERE id = ?").pluck().get(memberId)).toBe(`c/o [ssn:${token("222330004")}]`);
+    expect(t.db.prepare("SELECT processing_denialReason FROM claims WHERE id = ?").pluck().get(claimId)).toBe(`member [ssn:${token("123456789")}] not found`);
+    // The same record, its stored form brought up to the rule: no new version, no change recorded.
+    expect(["_members_v", "_claims_v", "_coverages_v"].map((v) => t.db.prepare(`SELECT COUNT(*) FROM ${v}`).pluck().get())).toEqual(versionsBefore);
+    expect(t.db.prepare("SELECT COUNT(*) FROM changes WHERE run_id = ?").pluck().get(second.runId)).toBe(0);
+    for (const [view, id] of [["members", memberId], ["claims", claimId]] as const) {
+      const row = t.db.prepare(`SELECT data, hash FROM ${view} WHERE id = ?`).get(id) as { data: string; hash: string };
+      expect(row.hash).toBe(createHash("sha256").update(row.data).digest("hex").slice(0, 32));
+    }
+    expect(t.db.prepare("SELECT value FROM _meta WHERE key = 'ssn_rule'").pluck().get()).toBe("3");
+
+    for (const f of [t.path, `${t.path}-wal`].filter(existsSync)) {
+      const bytes = readFileSync(f).toString("latin1");
+      for (const s of ["222-33-0001", "222330002", "222330003", "222-33-0004", "123 45 6789"]) expect(bytes.includes(s), `${s} in ${f}`).toBe(false);
     }
   });
 });
