@@ -6,10 +6,11 @@ import type { Database } from "better-sqlite3";
 import { existsSync, readFileSync } from "node:fs";
 import { countGroupings } from "../../bench/guide-questions.js";
 import { WEBHOOK_JOB } from "../../src/store/run-log.js";
-import { norm, snapshotState } from "../helpers/expected.js";
+import { snapshotState } from "../helpers/expected.js";
 import type { DeliveryLog } from "./deliveries.js";
-import { expectedState } from "./expected.js";
+import { expectedClaim, expectedState } from "./expected.js";
 import { WINDOW, type ServiceModel, type TrackedResource } from "./model.js";
+import { TEXT_SEPARATORS } from "./phi-keys.js";
 
 export const ViolationKinds = [
   "final-state",
@@ -90,7 +91,7 @@ export function checkFinalState(db: Database, model: ServiceModel, piiKey: Buffe
   // run to read; nor was one read only by a process that then died (what it had not committed
   // died with it, and nothing in the service tells that the claim was ever back).
   const claimsIn = new Map<string, unknown>();
-  for (const c of model.claims.values()) if (inWindow(c.serviceDateFrom)) claimsIn.set(c.id, norm(c));
+  for (const c of model.claims.values()) if (inWindow(c.serviceDateFrom)) claimsIn.set(c.id, expectedClaim(c, piiKey));
   for (const [id, want] of claimsIn) {
     const got = snap.claims.get(id);
     if (got === undefined) out.push(`claims ${id}: in the window on the service, missing from the snapshot`);
@@ -104,7 +105,7 @@ export function checkFinalState(db: Database, model: ServiceModel, piiKey: Buffe
     }
     // Kept as the service has it now (outside the window): right.
     const now = model.claims.get(id);
-    if (now !== undefined && JSON.stringify(snap.claims.get(id)) === JSON.stringify(norm(now))) continue;
+    if (now !== undefined && JSON.stringify(snap.claims.get(id)) === JSON.stringify(expectedClaim(now, piiKey))) continue;
     const stored = db.prepare("SELECT serviceDateFrom, valid_from_run FROM claims_history WHERE id = ? AND valid_to_run IS NULL").get(id) as
       | { serviceDateFrom: string | null; valid_from_run: number }
       | undefined;
@@ -298,24 +299,32 @@ export interface SsnPlaces {
   readonly texts: readonly { readonly where: string; readonly text: string }[];
 }
 
-/** (d) No SSN, dashed or undashed, of any member the model ever generated. */
+// An SSN as it may be written: 3-2-4 digits with any two of the separators the model writes in
+// text (dash, space, NBSP, the Unicode dashes, the minus sign), or nine digits standing alone.
+const SEPARATED = new RegExp(`\\d{3}[${TEXT_SEPARATORS.join("")}]\\d{2}[${TEXT_SEPARATORS.join("")}]\\d{4}`, "g");
+const ALONE = /(?<![0-9A-Za-z])\d{9}(?![0-9A-Za-z])/g;
+
+/**
+ * (d) No SSN of any member the model ever generated, dashed, spaced, with NBSP or a Unicode dash
+ * (any two of them), or as nine digits standing alone (not inside a longer hex or number).
+ */
 export function checkSsns(ssns: readonly string[], places: SsnPlaces): Violation[] {
-  const needles = ssns.flatMap((s) => [s, s.replace(/-/g, "")]);
+  const wanted = new Set(ssns.map((s) => s.replace(/\D/g, "")));
   const out: string[] = [];
-  const isWord = (c: number | undefined) => c !== undefined && ((c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122));
-  const scan = (where: string, buf: Buffer) => {
-    for (const n of needles) {
-      const nb = Buffer.from(n);
-      for (let at = buf.indexOf(nb); at >= 0; at = buf.indexOf(nb, at + 1)) {
-        // An undashed SSN counts as such only standing alone (not inside a longer hex or number).
-        if (!n.includes("-") && (isWord(buf[at - 1]) || isWord(buf[at + nb.length]))) continue;
-        out.push(`${where}: an SSN (${n.includes("-") ? "dashed" : "digits only"}, ending ${n.slice(-4)}) at byte ${at}`);
-        break;
+  const scan = (where: string, text: string) => {
+    const found = new Set<string>();
+    for (const [re, form] of [[SEPARATED, "with separators"], [ALONE, "digits only"]] as const) {
+      for (const m of text.matchAll(re)) {
+        const d = m[0].replace(/\D/g, "");
+        if (!wanted.has(d) || found.has(d + form)) continue;
+        found.add(d + form);
+        const how = form === "digits only" ? form : /^[\d-]+$/.test(m[0]) ? "dashed" : /^[\d ]+$/.test(m[0]) ? "spaced" : "NBSP/Unicode dash";
+        out.push(`${where}: an SSN (${how}, ending ${d.slice(-4)}) at ${m.index}`);
       }
     }
   };
-  for (const f of places.files) if (existsSync(f)) scan(f.replace(/^.*\//, ""), readFileSync(f));
-  for (const t of places.texts) scan(t.where, Buffer.from(t.text));
+  for (const f of places.files) if (existsSync(f)) scan(f.replace(/^.*\//, ""), readFileSync(f).toString("utf8"));
+  for (const t of places.texts) scan(t.where, t.text);
   return out.length ? [{ kind: "ssn", message: summarise(`${out.length} SSN(s) in plain text`, out) }] : [];
 }
 

@@ -6,7 +6,7 @@
  * kept per tick (one tick per operation), to tell whether the service had a record during the
  * whole of a run; every SSN ever generated is kept, to look for it where it must never be.
  */
-import { addPhiKeys, changeOnePhiKey } from "./phi-keys.js";
+import { addPhiKeys, changeOnePhiKey, ssnInText } from "./phi-keys.js";
 import { Rng } from "./rng.js";
 
 export const ListResources = ["designs", "groups", "members", "claims"] as const;
@@ -360,6 +360,8 @@ export class ServiceModel {
       lines: [{ code: this.rng.pick(CODES), amount }],
       createdAt: this.stamp(),
     };
+    // Free text holding an SSN (a processor's note), drawn on the SSN fields' own stream.
+    if (this.phi?.chance(0.15)) c.processing.denialReason = ssnInText(this.phi, this.newSsn(this.phi));
     this.claims.set(c.id, c);
     this.lastClaim.set(c.id, structuredClone(c));
     this.createdAt.claims.set(c.id, c.createdAt);
@@ -601,7 +603,8 @@ export class ServiceModel {
           cl.processing = { ...cl.processing, adjudicatedDate: addDays(cl.serviceDateFrom, 5), paidDate: addDays(cl.serviceDateFrom, 9) };
         } else if (b % 3 === 1) {
           cl.claimStatus = "denied";
-          cl.processing = { ...cl.processing, denialReason: ["not covered", "duplicate", "expired"][c % 3]! };
+          const phi = this.phi?.chance(0.3) ? this.phi : undefined; // sometimes a reason that quotes an SSN
+          cl.processing = { ...cl.processing, denialReason: phi ? ssnInText(phi, this.newSsn(phi)) : ["not covered", "duplicate", "expired"][c % 3]! };
         } else {
           cl.lines = [...cl.lines, { code: CODES[c % CODES.length]!, amount: "10.00" }];
         }
