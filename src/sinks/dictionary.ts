@@ -265,6 +265,8 @@ const FormatText = [
   "- **Parquet**: the columns below typed; `data` holds the whole record, so no field is lost. A value",
   "  that does not fit its type (a date the calendar does not have) is null there and kept in `data`.",
   "",
-  "A deleted record's row carries its last known values. No plain SSN is in any file (`ssn_token`,",
-  "an HMAC of it, and `ssn_last4` are).",
+  "A deleted record's row carries its last known values. No plain SSN is in any file: a field the SSN",
+  "rule names becomes `<key>_token` (an HMAC of it) and `<key>_last4` (`ssn_token`, `ssn_last4`), an",
+  "SSN in free text `[ssn:<token>]`; under `--pii keep` the fields are left out and the text shows",
+  "`[ssn]`. The rule, and what it leaves alone: [phi.md](phi.md).",
 ];

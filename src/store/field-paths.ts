@@ -145,5 +145,32 @@ export class FieldScanner {
     seen.add(path);
     const masked = this.masking ? maskedAs(key, parent[key], parent) : undefined;
     this.pending.push(masked ? { resource, path, masked } : { resource, path });
+    if (this.masking && !masked) this.inside(resource, parent[key], path, seen, 0);
+  }
+
+  /**
+   * A new object or list the rule masked something in (`governmentIds: [{type: "SSN", value}]`,
+   * `benefitsContact: {ssn}`): each masked path below it is named too, so the notice says what was
+   * masked and where (`governmentIds[].value`). Asked once, with the path's first value.
+   */
+  private inside(resource: WalkedResource, v: unknown, path: string, seen: Set<string>, depth: number): void {
+    if (v === null || typeof v !== "object" || depth >= MAX_INSIDE_DEPTH) return;
+    if (Array.isArray(v)) {
+      for (const el of v) this.inside(resource, el, `${path}[]`, seen, depth + 1);
+      return;
+    }
+    const obj = v as Record<string, unknown>;
+    for (const key in obj) {
+      const sub = `${path}.${FIELD_NAME.test(key) ? key : "*"}`;
+      if (seen.has(sub) || seen.size >= MAX_NEW_PER_RESOURCE) continue;
+      const masked = maskedAs(key, obj[key], obj);
+      if (masked) {
+        seen.add(sub);
+        this.pending.push({ resource, path: sub, masked });
+      } else this.inside(resource, obj[key], sub, seen, depth + 1);
+    }
   }
 }
+
+// How deep below a new field the masked paths are looked for: a bound on what a server can make us walk.
+const MAX_INSIDE_DEPTH = 6;

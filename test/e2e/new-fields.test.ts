@@ -51,12 +51,14 @@ describe("new field paths", () => {
     const second = await sync();
     expect(second.code, second.stderr).toBe(0);
     expect(second.stderr).toContain(
-      "The service sent 3 fields benefits-sync does not know, first seen in run 2 (claims: priorAuthNumber; members: benefitsContact, preferredLanguage). " +
-        "They are stored as sent; `benefits-sync doctor` lists them.",
+      "The service sent 4 fields benefits-sync does not know, first seen in run 2 (claims: priorAuthNumber; members: benefitsContact, " +
+        "benefitsContact.ssn (an SSN by its name: stored as benefitsContact.ssn_token and benefitsContact.ssn_last4), preferredLanguage). " +
+        "They are stored as sent, but for what the SSN rule masked; `benefits-sync doctor` lists them.",
     );
     expect(JSON.parse(second.stdout).newFields).toEqual([
       { resource: "claims", path: "priorAuthNumber", masked: null },
       { resource: "members", path: "benefitsContact", masked: null },
+      { resource: "members", path: "benefitsContact.ssn", masked: "name" },
       { resource: "members", path: "preferredLanguage", masked: null },
     ]);
     expect(second.stdout + second.stderr).not.toContain(SSN);
@@ -73,6 +75,7 @@ describe("new field paths", () => {
       expect(rows).toEqual([
         { resource: "claims", path: "priorAuthNumber", first_run_id: 2 },
         { resource: "members", path: "benefitsContact", first_run_id: 2 },
+        { resource: "members", path: "benefitsContact.ssn", first_run_id: 2 },
         { resource: "members", path: "preferredLanguage", first_run_id: 2 },
       ]);
       expect(JSON.stringify(db.prepare("SELECT * FROM new_fields").all())).not.toContain(SSN);
@@ -87,7 +90,7 @@ describe("new field paths", () => {
     expect(JSON.parse(told.stdout).newFields).toEqual(recorded);
     const table = await doctor();
     expect(table.code, table.stderr).toBe(0);
-    for (const f of recorded) expect(table.stdout).toMatch(new RegExp(`^${f.resource}\\s+${f.path.replace(/\./g, "\\.")}\\s+2\\s+${f.firstSeenAt.replace(/\./g, "\\.")}$`, "m"));
+    for (const f of recorded) expect(table.stdout).toMatch(new RegExp(`^${f.resource}\\s+${f.path.replace(/\./g, "\\.")}\\s+2\\s+${f.firstSeenAt.replace(/\./g, "\\.")}${f.masked ? "\\s+an SSN by its name: .+" : ""}$`, "m"));
     expect(table.stdout + told.stdout).not.toContain(SSN);
   }, 600_000);
 
@@ -95,7 +98,19 @@ describe("new field paths", () => {
     // A snapshot of its own, whose first run sees the fields: a key the rule names at the top and
     // under a known object (`address` is in the schemas, `socialSecurityNumber` below it is not).
     const own = { ...env, BENEFITS_DB: join(dir, "masked.db") };
-    const plan = { extraFields: { members: { socialSecurityNumber: SSN, address: { line1: "1 Main St", socialSecurityNumber: SSN }, preferredLanguage: "en" } } };
+    // Issue 38's forms too: a key named for a taxpayer id, a list of typed pairs, a dashed SSN in a note.
+    const plan = {
+      extraFields: {
+        members: {
+          socialSecurityNumber: SSN,
+          address: { line1: "1 Main St", socialSecurityNumber: SSN },
+          preferredLanguage: "en",
+          taxpayerId: SSN,
+          governmentIds: [{ type: "SSN", value: SSN }],
+          notes: `called about ${SSN}`,
+        },
+      },
+    };
     const res = await request(`${env.BENEFITS_BASE_URL}/_sandbox/faults`, { method: "POST", body: JSON.stringify(plan), headers: { "content-type": "application/json" } });
     expect(res.statusCode, await res.body.text()).toBe(200);
 
@@ -103,15 +118,20 @@ describe("new field paths", () => {
     expect(first.code, first.stderr).toBe(0);
     const stored = (p: string) => `stored as ${p}_token and ${p}_last4`;
     expect(first.stderr).toContain(
-      "The service sent 3 fields benefits-sync does not know, first seen in run 1 (members: " +
-        `address.socialSecurityNumber (an SSN by its name: ${stored("address.socialSecurityNumber")}), preferredLanguage, ` +
-        `socialSecurityNumber (an SSN by its name: ${stored("socialSecurityNumber")})). ` +
+      "The service sent 7 fields benefits-sync does not know, first seen in run 1 (members: " +
+        `address.socialSecurityNumber (an SSN by its name: ${stored("address.socialSecurityNumber")}), governmentIds, ` +
+        `governmentIds[].value (the SSN of a typed pair: ${stored("governmentIds[].value")}), notes (an SSN in its text: written [ssn:<token>] in place), preferredLanguage, ` +
+        `socialSecurityNumber (an SSN by its name: ${stored("socialSecurityNumber")}), taxpayerId (an SSN by its name: ${stored("taxpayerId")})). ` +
         "They are stored as sent, but for what the SSN rule masked; `benefits-sync doctor` lists them.",
     );
     const expected = [
       { resource: "members", path: "address.socialSecurityNumber", masked: "name" },
+      { resource: "members", path: "governmentIds", masked: null },
+      { resource: "members", path: "governmentIds[].value", masked: "typed" },
+      { resource: "members", path: "notes", masked: "text" },
       { resource: "members", path: "preferredLanguage", masked: null },
       { resource: "members", path: "socialSecurityNumber", masked: "name" },
+      { resource: "members", path: "taxpayerId", masked: "name" },
     ];
     expect(JSON.parse(first.stdout).newFields).toEqual(expected);
     expect(first.stdout + first.stderr).not.toContain(SSN);
