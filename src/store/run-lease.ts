@@ -108,7 +108,7 @@ export function lockedError(db: Database, self: LeaseHolder): SnapshotBusyError 
 export function lockedByOther(path: string): SnapshotBusyError {
   return new SnapshotBusyError(
     `the snapshot is locked by another process (not a benefits-sync run): ${path} has an open write transaction ` +
-      "(an analyst's BEGIN in sqlite3, a script); nothing was changed. End that transaction, then try again later",
+      "(an analyst's BEGIN in sqlite3, a script, a `benefits-sync pii rekey` rewriting it); nothing was changed. End that transaction or let it finish, then try again later",
     undefined,
   );
 }

@@ -57,7 +57,7 @@ describe("the lease's refusals", () => {
     expect(other.runId).toBeUndefined();
     expect(other.message).toBe(
       `the snapshot is locked by another process (not a benefits-sync run): ${path} has an open write transaction ` +
-        "(an analyst's BEGIN in sqlite3, a script); nothing was changed. End that transaction, then try again later",
+        "(an analyst's BEGIN in sqlite3, a script, a `benefits-sync pii rekey` rewriting it); nothing was changed. End that transaction or let it finish, then try again later",
     );
     expect(lockedByOther("/x/y.db").message).toContain("/x/y.db has an open write transaction");
     const id = running(db, "2026-03-01T12:00:30.000Z");
