@@ -13,6 +13,7 @@ import { request } from "undici";
 import { escapeControls } from "../control-chars.js";
 import { redact } from "../errors.js";
 import { MaskedMarkers } from "../pii/field-masking.js";
+import { label, metric } from "../prometheus-text.js";
 import { maskedNewFieldCounts } from "../store/new-fields.js";
 import { WalkedResources } from "../store/resources.js";
 import type { Job } from "./job.js";
@@ -57,9 +58,6 @@ function originOf(url: string): string {
     return "(an unreadable URL)";
   }
 }
-
-export const metric = (name: string, help: string, type: "gauge" | "counter" = "gauge") => `# HELP benefits_sync_${name} ${help}\n# TYPE benefits_sync_${name} ${type}\n`;
-export const label = (v: string) => v.replace(/\\/g, "\\\\").replace(/"/g, '\\"').replace(/\n/g, "\\n");
 
 /**
  * The textfile's text: per job, its last run's status and duration, its last success time, and the

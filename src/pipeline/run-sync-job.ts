@@ -12,7 +12,7 @@ import type { CsvDelivery } from "../sinks/csv/deliver-csv.js";
 import { deliverAll, type OutputDelivery, type OutputSpec } from "../sinks/outputs.js";
 import { openDatabase } from "../store/database.js";
 import { checkSnapshotService, describeServiceIdentity, serviceIdentity, type ServiceIdentity } from "../store/service-identity.js";
-import { openSnapshot } from "./open-snapshot.js";
+import { openSnapshot } from "../store/open-snapshot.js";
 import { bindOnFirstAnswer } from "./bind-on-answer.js";
 import { sync, type RunReport, type SyncProgress } from "./sync.js";
 import { notStarted } from "./run-report.js";

@@ -17,12 +17,13 @@ import { migrations } from "../store/migrations.js";
 import { OutputError, explainFsError } from "../sinks/output-error.js";
 import type { ReportScope } from "./as-of.js";
 import { CheckNames, type CheckName } from "./check-names.js";
-import { claimsFigures, type ClaimsFigures } from "./claims.js";
+import { claimsFigures } from "./claims.js";
 import { FindingColumns, runChecks, type Finding } from "./checks.js";
-import { FindingsByGroup, type FindingGroup } from "./findings-by-group.js";
+import { FindingsByGroup } from "./findings-by-group.js";
 import { groupNames } from "./group-names.js";
-import { EligibilityColumns, auditRows, membershipFigures, type EligibilityRow, type MembershipFigures } from "./membership.js";
-import { resolvePeriod, type Period } from "./periods.js";
+import { EligibilityColumns, auditRows, membershipFigures, type EligibilityRow } from "./membership.js";
+import { resolvePeriod } from "./periods.js";
+import { reportJson, type ReconcileReport } from "./reconcile-report.js";
 import { renderHtml, renderMarkdown } from "./render.js";
 import { sheetRow } from "./sheet-row.js";
 
@@ -37,38 +38,6 @@ export interface ReconcileOptions {
   readonly examplesPerCheck?: number;
   /** Told as each part of the report begins (a million members take about a minute in all). */
   readonly onPhase?: (phase: string) => void;
-}
-
-export interface ReconcileReport {
-  from: Period;
-  to: Period;
-  asOfDate: string;
-  members: MembershipFigures["members"];
-  coverages: Omit<MembershipFigures, "members" | "holds">;
-  claims: ClaimsFigures;
-  eligibility: { changes: number; audit: number };
-  findings: Record<CheckName, number>;
-  /** The first findings of each check, for the summary and the page. */
-  examples: Record<CheckName, Finding[]>;
-  /** The findings by group (largest first), for the summary and the page. */
-  findingsByGroup: FindingGroup[];
-  /** Group number to name (the sponsor's), as of B, for the summary and the page. */
-  groupNames: ReadonlyMap<string, string>;
-  /** A + movement = B for the members, every membership cell and every claim status. */
-  arithmeticHolds: boolean;
-  dir: string;
-  files: ManifestFile[];
-}
-
-/**
- * The figures of `--json` and report.json: the totals, the movement and the number of findings per
- * check. The per-cell and per-group tables and the findings themselves are in the CSV files.
- */
-export function reportJson(r: ReconcileReport): Record<string, unknown> {
-  const { examples: _examples, findingsByGroup: _byGroup, groupNames: _names, files, coverages, claims, ...figures } = r;
-  const { cells: _cells, ...coverageTotals } = coverages;
-  const { byGroup: _claimsByGroup, ...claimTotals } = claims;
-  return { ...figures, coverages: coverageTotals, claims: claimTotals, files: files.map((f) => f.file) };
 }
 
 export function reconcile(db: Database, opts: ReconcileOptions): ReconcileReport {

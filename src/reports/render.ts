@@ -10,7 +10,7 @@ import { CheckNames, CheckTitles } from "./check-names.js";
 import { findingGroupsHtml, findingGroupsMarkdown } from "./findings-by-group.js";
 import { groupLabel } from "./group-names.js";
 import { MovementKinds, MaintenanceCode } from "./membership.js";
-import type { ReconcileReport } from "./reconcile.js";
+import type { ReconcileReport } from "./reconcile-report.js";
 import { moneyText as $ } from "./money.js";
 import { barChart, escapeXml as esc } from "./svg-chart.js";
 

@@ -9,7 +9,7 @@ import { clientOptionsFromConfig } from "../config/client-options.js";
 import { resolveService } from "../config/resolve-service.js";
 import type { Config } from "../config/schema.js";
 import { ConfigError } from "../errors.js";
-import { openSnapshot } from "../pipeline/open-snapshot.js";
+import { openSnapshot } from "../store/open-snapshot.js";
 import { checkSnapshotService, serviceIdentity } from "../store/service-identity.js";
 import { drainInbox, type DrainInbox, type DrainReport } from "./apply.js";
 import { Inbox, inboxPathFor } from "./inbox.js";

@@ -3,7 +3,7 @@
  * why, and which secret of a rotation matched (the evidence to retire the old one). Written as a
  * Prometheus textfile of their own (see {@link receiverTextfileFor}) beside the scheduler's.
  */
-import { metric, label } from "../jobs/telemetry.js";
+import { metric, label } from "../prometheus-text.js";
 
 export const REJECT_REASONS = ["missing_signature", "bad_signature", "unauthorized", "too_large", "bad_request", "method_not_allowed", "not_found", "unavailable"] as const;
 export type RejectReason = (typeof REJECT_REASONS)[number];

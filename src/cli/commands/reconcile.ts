@@ -19,7 +19,8 @@ export async function run(ctx: CommandContext): Promise<number> {
   if (problems.length) throw new ConfigError(problems);
   const config = ctx.config();
   const { openDatabase } = await import("../../store/database.js");
-  const { reconcile, reportJson } = await import("../../reports/reconcile.js");
+  const { reconcile } = await import("../../reports/reconcile.js");
+  const { reportJson } = await import("../../reports/reconcile-report.js");
   const { arithmeticLines } = await import("../../reports/render.js");
   const { moneyText } = await import("../../reports/money.js");
   const { OutputError } = await import("../../sinks/output-error.js");

@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { RunFacts } from "../run-facts.js";
-import { DICTIONARY_VERSION } from "../dictionary.js";
+import { DICTIONARY_VERSION } from "../dictionary-columns.js";
 import { LAYOUT_VERSION, ManifestKeys } from "./manifest-keys.js";
 
 export const MANIFEST = "manifest.json";

@@ -1,8 +1,14 @@
-import { openDatabase } from "../store/database.js";
-import type { PiiMode } from "../store/pii.js";
-import { resolveSnapshotPiiKey } from "../store/pii-key-identity.js";
-import type { WalkedResource } from "../store/resources.js";
-import { openWorkerSnapshot, type WorkerSnapshot } from "../store/worker-port.js";
+/**
+ * The snapshot a command or a job works on, opened from the configuration: the file created and
+ * migrated, its PII key resolved, the store on its own thread. Here in store/, below both the sync
+ * job (pipeline/run-sync-job.ts) and the webhook apply job (webhooks/apply-job.ts), so that the
+ * receiver's side never imports the scheduler's.
+ */
+import { openDatabase } from "./database.js";
+import type { PiiMode } from "./pii.js";
+import { resolveSnapshotPiiKey } from "./pii-key-identity.js";
+import type { WalkedResource } from "./resources.js";
+import { openWorkerSnapshot, type WorkerSnapshot } from "./worker-port.js";
 import type { Config } from "../config/schema.js";
 import { registerSecret } from "../errors.js";
 
@@ -21,7 +27,7 @@ export interface OpenedSnapshot {
  * (configured, or generated on first use beside the file with mode 0600). The file is created
  * and migrated here first, so that a problem with it is reported before any walk starts.
  */
-export async function openSnapshot(config: Config, opts: { pii?: PiiMode; record?: boolean } = {}): Promise<OpenedSnapshot> {
+export async function openSnapshot(config: Pick<Config, "db" | "piiKey" | "pii" | "resources">, opts: { pii?: PiiMode; record?: boolean } = {}): Promise<OpenedSnapshot> {
   openDatabase(config.db).close();
   // Another key than the one the snapshot was tokenised with is refused here (pii-key-identity.ts).
   const pii = resolveSnapshotPiiKey(config.db, config.piiKey, opts.record === false ? { record: false } : {});
