@@ -94,9 +94,12 @@ describe("notify", () => {
       expect(received[before]!.path).toBe(`/hooks/${TOKEN}`);
       expect(text).toContain("hourly-member-sync");
       expect(text).toContain(`run ${runId}`);
-      expect(text).toContain("members: benefitsContact, preferredLanguage");
+      // The SSN inside the new object is named too, as masked (new-fields notice, issue 38).
+      expect(text).toContain(
+        "members: benefitsContact, benefitsContact.ssn (an SSN by its name: stored as benefitsContact.ssn_token and benefitsContact.ssn_last4), preferredLanguage",
+      );
       expectNoPhiOrKey(text!);
-      expect(readFileSync(join(w.cwd, "metrics.prom"), "utf8")).toContain('benefits_sync_new_field_paths{resource="members"} 2\n');
+      expect(readFileSync(join(w.cwd, "metrics.prom"), "utf8")).toContain('benefits_sync_new_field_paths{resource="members"} 3\n');
 
       // The same fields again are no news.
       const again = await runJob(w);
