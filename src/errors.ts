@@ -223,12 +223,14 @@ export class PaginationError extends BenefitsSyncError {
   readonly code = "PAGINATION";
 }
 
-/** Bad configuration or usage: the CLI exits 2. Subclasses narrow `code`. */
+/** Bad configuration, arguments or file (`input-errors.ts`): the CLI exits 2. Subclasses narrow `code`. */
 export class ConfigError extends BenefitsSyncError {
+  /** The message's heading, by what the user has to fix. */
+  static readonly headings = { configuration: "Invalid configuration", arguments: "Invalid arguments", file: "Cannot use a file" } as const;
   readonly code: string = "CONFIG";
   readonly problems: readonly string[];
-  constructor(problems: readonly string[]) {
-    super(`Invalid configuration:\n${problems.map((p) => `  - ${p}`).join("\n")}`);
+  constructor(problems: readonly string[], family: keyof typeof ConfigError.headings = "configuration") {
+    super(`${ConfigError.headings[family]}:\n${problems.map((p) => `  - ${p}`).join("\n")}`);
     this.problems = problems.map(redact);
   }
 }
@@ -238,7 +240,7 @@ export class SnapshotPathError extends ConfigError {
   override readonly code = "SNAPSHOT_PATH";
   readonly path: string;
   constructor(path: string, problem: string) {
-    super([problem]);
+    super([problem], "file");
     this.path = path;
   }
 }
@@ -248,7 +250,7 @@ export class PiiKeyError extends ConfigError {
   override readonly code = "PII_KEY";
   readonly path: string;
   constructor(path: string, problem: string) {
-    super([problem]);
+    super([problem], "file");
     this.path = path;
   }
 }
@@ -264,7 +266,7 @@ export class NotASnapshotError extends ConfigError {
     super([
       `db: ${path} is not a benefits-sync snapshot: it is ${looksLike}. Nothing was changed. ` +
         "Point --db (BENEFITS_DB) at your snapshot, or at a path with no file yet to start a new one",
-    ]);
+    ], "file");
     this.path = path;
   }
 }
@@ -317,11 +319,6 @@ export class SnapshotBusyError extends BenefitsSyncError {
   }
 }
 
-/**
- * Deltas could not be written where they were asked for. The message names the path, the problem
- * and the fix, never a bare `ENOTDIR`: `cannot write deltas to /x/out: /x is a file, not a
- * directory. Fix: ...`.
- */
 /** What an output directory receives, as its errors name it. */
 export const OutputNames = {
   deltas: { noun: "deltas", during: "while the deltas were written" },
@@ -329,6 +326,7 @@ export const OutputNames = {
 } as const;
 export type OutputKind = keyof typeof OutputNames;
 
+/** Deltas (or a report) cannot be written there: the message names the path, the problem and the fix, never a bare `ENOTDIR`. */
 export class OutputError extends BenefitsSyncError {
   readonly code = "OUTPUT_PATH";
   /** The output directory asked for. */

@@ -9,6 +9,7 @@
  * const report = await sync({ source: client, store, claimsWindow: rollingWindow(new Date(), 90) });
  */
 export * from "./errors.js";
+export * from "./input-errors.js";
 
 // The service client.
 export { createClient, paginate, resolveBaseUrl, retryDelay, parseRetryAfter, Environments } from "./api/index.js";

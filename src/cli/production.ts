@@ -5,7 +5,7 @@
  */
 import type { Config } from "../config/index.js";
 import type { ServiceTarget } from "../config/resolve-service.js";
-import { ConfigError } from "../errors.js";
+import { UsageError } from "../input-errors.js";
 
 /**
  * @example
@@ -21,5 +21,5 @@ export function targetsProduction(config: Config, target: ServiceTarget): boolea
 /** Throw a usage error (exit 2, nothing sent) unless `--yes` was given for a production write. */
 export function requireYesForProduction(config: Config, target: ServiceTarget, yes: unknown, what: string): void {
   if (yes === true || !targetsProduction(config, target)) return;
-  throw new ConfigError([`--yes: ${what} writes to the production service (${target.kind === "remote" ? target.baseUrl : ""}); nothing was sent. Check the file, then run again with --yes`]);
+  throw new UsageError([`--yes: ${what} writes to the production service (${target.kind === "remote" ? target.baseUrl : ""}); nothing was sent. Check the file, then run again with --yes`]);
 }

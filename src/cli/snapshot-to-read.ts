@@ -7,6 +7,7 @@
 import type { Database } from "better-sqlite3";
 import { statSync } from "node:fs";
 import { ConfigError } from "../errors.js";
+import { InputFileError } from "../input-errors.js";
 import { openDatabase } from "../store/database.js";
 import { migrations } from "../store/migrations.js";
 
@@ -23,7 +24,7 @@ export function requireSnapshot(path: string): void {
   if (path === ":memory:") return;
   const size = statSync(path, { throwIfNoEntry: false })?.size;
   if (size === undefined || size === 0) {
-    throw new ConfigError([`db: no snapshot at ${path} yet${size === 0 ? " (it is an empty file)" : ""}: run \`benefits-sync sync\` first, or point --db at one`]);
+    throw new InputFileError([`db: no snapshot at ${path} yet${size === 0 ? " (it is an empty file)" : ""}: run \`benefits-sync sync\` first, or point --db at one`]);
   }
 }
 
@@ -57,7 +58,7 @@ const isOld = (db: Database, path: string) => path !== ":memory:" && (db.pragma(
 
 function oldSchema(db: Database, path: string): ConfigError {
   const version = db.pragma("user_version", { simple: true }) as number;
-  return new ConfigError([
+  return new InputFileError([
     `db: the snapshot at ${path} was made by an older benefits-sync (schema ${version}; this one reads ${migrations.length}) and a read-only command does not convert it: ` +
       "run `benefits-sync sync` (or any command that writes to it) once, then this again",
   ]);

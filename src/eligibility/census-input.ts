@@ -6,6 +6,7 @@ import { createHash } from "node:crypto";
 import { closeSync, existsSync, fstatSync, readSync } from "node:fs";
 import { StringDecoder } from "node:string_decoder";
 import { ConfigError } from "../errors.js";
+import { InputFileError } from "../input-errors.js";
 import { resolveSnapshotPiiKey } from "../store/pii-key-identity.js";
 import { openBesideSqlite } from "../store/sqlite-file.js";
 import { CsvParser } from "./csv-records.js";
@@ -57,11 +58,11 @@ export function loadCensus(path: string, key: Buffer): Census & { sha256: string
     size = fstatSync(fd).size;
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
-    throw new ConfigError([`FILE: cannot read the census file ${path}${code === "ENOENT" ? ": no such file" : code ? ` (${code})` : ""}`]);
+    throw new InputFileError([`FILE: cannot read the census file ${path}${code === "ENOENT" ? ": no such file" : code ? ` (${code})` : ""}`]);
   }
   try {
     if (size > CENSUS_MAX_BYTES)
-      throw new ConfigError([`FILE: the census file ${path} is ${mb(size)}, over the ${mb(CENSUS_MAX_BYTES)} a census may be; nothing was read or sent. Split it, e.g. one file per group (see docs/census.md)`]);
+      throw new InputFileError([`FILE: the census file ${path} is ${mb(size)}, over the ${mb(CENSUS_MAX_BYTES)} a census may be; nothing was read or sent. Split it, e.g. one file per group (see docs/census.md)`]);
     const hash = createHash("sha256");
     const decoder = new StringDecoder("utf8");
     const reader = new CensusReader(path, key);
@@ -69,7 +70,7 @@ export function loadCensus(path: string, key: Buffer): Census & { sha256: string
     const parser = new CsvParser((rec) => {
       // The header is a record too: rows are the records after it.
       if (++records > CENSUS_MAX_ROWS + 1)
-        throw new ConfigError([`FILE: the census file ${path} has more than ${CENSUS_MAX_ROWS.toLocaleString("en-US")} rows, the most a census may have; nothing was planned or sent. Split it, e.g. one file per group (see docs/census.md)`]);
+        throw new InputFileError([`FILE: the census file ${path} has more than ${CENSUS_MAX_ROWS.toLocaleString("en-US")} rows, the most a census may have; nothing was planned or sent. Split it, e.g. one file per group (see docs/census.md)`]);
       reader.record(rec);
     });
     const buf = Buffer.allocUnsafe(CHUNK);

@@ -4,7 +4,7 @@
  * token at once and the plain value is dropped with the rest of the record.
  */
 import type { ServiceClient } from "../api/client.js";
-import { ConfigError } from "../errors.js";
+import { UsageError } from "../input-errors.js";
 import { groupMember, plainSsnToken, type GroupMember, type GroupView } from "./group-people.js";
 
 /** The slice of the client the census reads with. */
@@ -16,8 +16,8 @@ export async function findServiceGroup(client: GroupReader, group: string): Prom
   for await (const g of client.listGroups()) {
     if (g.id === group || g.groupId === group) found.push({ groupPolicyId: g.id, groupNumber: g.groupId ?? null, plans: (g.plans ?? []).map((p) => p.id) });
   }
-  if (found.length === 0) throw new ConfigError([`--group: the service lists no group ${JSON.stringify(group)} (by group number or policy id)`]);
-  if (found.length > 1) throw new ConfigError([`--group: ${JSON.stringify(group)} names ${found.length} groups (${found.map((g) => g.groupPolicyId).join(", ")}); give the group policy id`]);
+  if (found.length === 0) throw new UsageError([`--group: the service lists no group ${JSON.stringify(group)} (by group number or policy id)`]);
+  if (found.length > 1) throw new UsageError([`--group: ${JSON.stringify(group)} names ${found.length} groups (${found.map((g) => g.groupPolicyId).join(", ")}); give the group policy id`]);
   return found[0]!;
 }
 

@@ -3,7 +3,7 @@
  * tokens (the stored ones, or made here from a snapshot kept with `--pii keep`).
  */
 import { existsSync } from "node:fs";
-import { ConfigError } from "../errors.js";
+import { InputFileError, UsageError } from "../input-errors.js";
 import { openDatabase } from "../store/database.js";
 import { groupMember, plainSsnToken, type GroupView } from "./group-people.js";
 
@@ -11,18 +11,18 @@ import { groupMember, plainSsnToken, type GroupView } from "./group-people.js";
  * Read group `group` (its number or its policy id) and its members from the snapshot at `dbPath`.
  * A snapshot kept with `--pii keep` holds plain SSNs: they are tokenized here, under `key`, as the
  * census's are.
- * A missing snapshot or an unknown group is a ConfigError saying what to do (exit 2).
+ * A missing snapshot or an unknown group is an InputFileError or a UsageError saying what to do (exit 2).
  *
  * @example const view = readSnapshotGroup("benefits-sync.db", "G-1001");
  */
 export function readSnapshotGroup(dbPath: string, group: string, key: Buffer): GroupView {
-  if (dbPath === ":memory:" || !existsSync(dbPath)) throw new ConfigError([`db: no snapshot at ${dbPath}; run \`benefits-sync sync\` first (the plan compares the file with it)`]);
+  if (dbPath === ":memory:" || !existsSync(dbPath)) throw new InputFileError([`db: no snapshot at ${dbPath}; run \`benefits-sync sync\` first (the plan compares the file with it)`]);
   const db = openDatabase(dbPath, { readonly: true });
   try {
     return db.transaction(() => {
       const groups = db.prepare("SELECT id, groupId FROM groups WHERE id = ? OR groupId = ?").all(group, group) as { id: string; groupId: string | null }[];
-      if (groups.length === 0) throw new ConfigError([`--group: the snapshot has no group ${JSON.stringify(group)} (by group number or policy id); run \`benefits-sync sync\` if it is new`]);
-      if (groups.length > 1) throw new ConfigError([`--group: ${JSON.stringify(group)} names ${groups.length} groups (${groups.map((g) => g.id).join(", ")}); give the group policy id`]);
+      if (groups.length === 0) throw new UsageError([`--group: the snapshot has no group ${JSON.stringify(group)} (by group number or policy id); run \`benefits-sync sync\` if it is new`]);
+      if (groups.length > 1) throw new UsageError([`--group: ${JSON.stringify(group)} names ${groups.length} groups (${groups.map((g) => g.id).join(", ")}); give the group policy id`]);
       const gp = groups[0]!;
       const plans = (db.prepare("SELECT id FROM plans WHERE groupPolicyId = ? ORDER BY id").pluck().all(gp.id) as string[]);
       const rows = db

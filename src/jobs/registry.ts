@@ -6,6 +6,7 @@
 import { JOBS } from "../../jobs/index.js";
 import type { Config } from "../config/schema.js";
 import { ConfigError } from "../errors.js";
+import { UsageError } from "../input-errors.js";
 import { cronProblem } from "./cron-fields.js";
 import { lastFireAtOrBefore, nextFireAfter } from "./fire-times.js";
 import type { Job, JobDefinition } from "./job.js";
@@ -42,7 +43,7 @@ export function effectiveJobs(config: Config, defs: readonly JobDefinition[] = J
 
 export function findJob(jobs: readonly Job[], name: string): Job {
   const job = jobs.find((j) => j.name === name);
-  if (!job) throw new ConfigError([`no job named ${JSON.stringify(name)}; the jobs are ${jobs.map((j) => j.name).join(", ")} (see \`benefits-sync jobs\`)`]);
+  if (!job) throw new UsageError([`no job named ${JSON.stringify(name)}; the jobs are ${jobs.map((j) => j.name).join(", ")} (see \`benefits-sync jobs\`)`]);
   return job;
 }
 

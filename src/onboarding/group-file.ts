@@ -11,7 +11,7 @@ import { CreateGroupBody, EnrolleeInput } from "../../schemas/writes.js";
 import { dotted } from "../config/problems.js";
 import { readConfigFile } from "../config/read-file.js";
 import { isCalendarDay } from "../calendar-day.js";
-import { ConfigError } from "../errors.js";
+import { InputFileError } from "../input-errors.js";
 import type { MemberInput } from "./initial-enrollment.js";
 import { readYamlFile } from "./read-yaml.js";
 import { shownFileValue, shownGroupField } from "./shown-fields.js";
@@ -47,7 +47,7 @@ const DATE_KEYS = new Set(["effectiveDate", "terminationDate", "dateOfBirth"]);
  */
 export function readGroupFile(file: string, display: string): GroupFileContent {
   const read = /\.ya?ml$/i.test(file) ? readYamlFile(file, display) : readConfigFile(file, { required: true, display });
-  if (read.kind !== "ok") throw new ConfigError([read.kind === "problem" ? read.problem : `${display}: no such file`]);
+  if (read.kind !== "ok") throw new InputFileError([read.kind === "problem" ? read.problem : `${display}: no such file`]);
   const parsed = GroupFile.safeParse(read.data);
   // YAML reads an unquoted 123456789 or 01234 as a number: say how to keep it text.
   const yamlHint = (m: string) => (/\.ya?ml$/i.test(file) && /received number/.test(m) ? "; in YAML, put it in quotes" : "");
@@ -55,7 +55,7 @@ export function readGroupFile(file: string, display: string): GroupFileContent {
   problems.push(...badDays(read.data, [], display), ...repeatedIds(read.data.members, display));
   const g = parsed.data;
   if (g && g.effectiveDate > g.terminationDate) problems.push(`${display}: terminationDate: ${shownGroupField(g, "terminationDate")} is before effectiveDate ${shownGroupField(g, "effectiveDate")}`);
-  if (problems.length > 0 || !parsed.success) throw new ConfigError(problems);
+  if (problems.length > 0 || !parsed.success) throw new InputFileError(problems);
   const { members = [], subscribers = [], ...group } = parsed.data;
   return { group, members, subscribers };
 }

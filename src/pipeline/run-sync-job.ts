@@ -19,6 +19,7 @@ import { notStarted } from "./run-report.js";
 import { SnapshotBusyError } from "../errors.js";
 import { asSnapshotBusy, refuseIfTaken } from "../store/snapshot-busy.js";
 import { claimsWindowNotices } from "./claims-notices.js";
+import { sandboxToday } from "./sandbox-today.js";
 
 export interface SyncJobOptions {
   readonly config: Config;
@@ -107,6 +108,11 @@ export async function runSyncJob(opts: SyncJobOptions): Promise<RunReport & { de
     service = { baseUrl: sandbox.baseUrl, apiKey: sandbox.keys.full };
     // The embedded sandbox lives on its own simulated calendar: the claims window follows it.
     today ??= new Date(`${sandbox.today}T00:00:00Z`);
+  }
+  // So does a sandbox in another process (`benefits-sync sandbox`, then `sandbox advance`): a
+  // default window that ends on the real date would miss the days it was advanced by.
+  if (today === undefined && opts.claimsUntil === undefined && (opts.resources ?? ["claims"]).includes("claims")) {
+    today = await sandboxToday(service.baseUrl);
   }
   const client = createClient({ ...clientOptionsFromConfig(config), ...service, ...(opts.logger ? { logger: opts.logger } : {}) });
   let snapshot: Awaited<ReturnType<typeof openSnapshot>> | undefined;

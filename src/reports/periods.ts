@@ -4,7 +4,7 @@
  * partial walk, and figures as of it would mix two states of the service.
  */
 import type { Database } from "better-sqlite3";
-import { ConfigError } from "../errors.js";
+import { UsageError } from "../input-errors.js";
 
 export interface Period {
   readonly runId: number;
@@ -25,15 +25,15 @@ interface RunRow {
 
 const isDate = (s: string): boolean => /^\d{4}-\d{2}-\d{2}$/.test(s) && new Date(`${s}T00:00:00Z`).toISOString().slice(0, 10) === s;
 
-/** Resolve `--from`/`--to` (`flag` names it in errors). A ConfigError (exit 2) names what to do. */
+/** Resolve `--from`/`--to` (`flag` names it in errors). A UsageError (exit 2) names what to do. */
 export function resolvePeriod(db: Database, spec: string, flag: string): Period {
   const s = spec.trim();
   let row: RunRow | undefined;
   if (/^\d+$/.test(s)) {
     row = db.prepare("SELECT run_id, job, status, started_at, finished_at FROM _runs WHERE run_id = ?").get(Number(s)) as RunRow | undefined;
-    if (!row) throw new ConfigError([`${flag} ${s}: there is no run ${s} in this snapshot (\`benefits-sync runs\` lists them)`]);
+    if (!row) throw new UsageError([`${flag} ${s}: there is no run ${s} in this snapshot (\`benefits-sync runs\` lists them)`]);
     if (row.status !== "succeeded") {
-      throw new ConfigError([
+      throw new UsageError([
         `${flag} ${s}: run ${s} ${row.status === "running" ? "is still running" : "failed"}; its walk is partial, so figures as of it would mix two states of the service. Give a succeeded run (\`benefits-sync runs\`), or a date`,
       ]);
     }
@@ -43,12 +43,12 @@ export function resolvePeriod(db: Database, spec: string, flag: string): Period 
       .get(s) as RunRow | undefined;
     if (!row) {
       const first = db.prepare("SELECT started_at FROM _runs WHERE status = 'succeeded' ORDER BY started_at LIMIT 1").pluck().get() as string | undefined;
-      throw new ConfigError([
+      throw new UsageError([
         `${flag} ${s}: no run succeeded on or before ${s} (UTC)${first ? `; the first successful run started at ${first}` : "; no run has succeeded yet: run `benefits-sync sync` first"}`,
       ]);
     }
   } else {
-    throw new ConfigError([`${flag} ${JSON.stringify(spec)}: expected a run id (e.g. 7) or a date YYYY-MM-DD (the last successful run on or before it)`]);
+    throw new UsageError([`${flag} ${JSON.stringify(spec)}: expected a run id (e.g. 7) or a date YYYY-MM-DD (the last successful run on or before it)`]);
   }
   return { runId: row.run_id, job: row.job, startedAt: row.started_at, finishedAt: row.finished_at ?? row.started_at, date: row.started_at.slice(0, 10) };
 }

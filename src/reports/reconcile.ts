@@ -9,7 +9,7 @@
 import { lstatSync, mkdtempSync, renameSync, rmSync, type Stats } from "node:fs";
 import { join } from "node:path";
 import type { Database } from "better-sqlite3";
-import { ConfigError } from "../errors.js";
+import { InputFileError, UsageError } from "../input-errors.js";
 import { HashedFile } from "../sinks/files/hashed-file.js";
 import { MANIFEST, type ManifestFile } from "../sinks/files/manifest.js";
 import { prepareOutputDir } from "../sinks/output-dir.js";
@@ -45,7 +45,7 @@ export function reconcile(db: Database, opts: ReconcileOptions): ReconcileReport
   // report reads.
   const version = db.pragma("user_version", { simple: true }) as number;
   if (version < migrations.length) {
-    throw new ConfigError([
+    throw new InputFileError([
       `db: ${db.name} has schema version ${version}; this benefits-sync reads version ${migrations.length}. run \`benefits-sync sync\` (or any command that writes to it) once, then reconcile again`,
     ]);
   }
@@ -54,7 +54,7 @@ export function reconcile(db: Database, opts: ReconcileOptions): ReconcileReport
     const from = resolvePeriod(db, opts.from, "--from");
     const to = resolvePeriod(db, opts.to, "--to");
     if (from.runId > to.runId) {
-      throw new ConfigError([`--from resolves to run ${from.runId}, later than --to's run ${to.runId}: give the earlier period as --from`]);
+      throw new UsageError([`--from resolves to run ${from.runId}, later than --to's run ${to.runId}: give the earlier period as --from`]);
     }
     // Checked after the periods: a bad --from or --to creates no folder.
     const outDir = prepareOutputDir(opts.outDir, { kind: "report", parents: true });

@@ -8,6 +8,7 @@
 import type { Database } from "better-sqlite3";
 import { hostname } from "node:os";
 import { ConfigError } from "../errors.js";
+import { UsageError } from "../input-errors.js";
 
 /** How a message names the start it refuses: the `--from-run` flag, or a configured sink's `fromRun` key. */
 export interface StartKey {
@@ -39,7 +40,7 @@ export function recordedStart(db: Database, output: string): number | undefined 
 export function startOutput(db: Database, output: string, fromRun: number, where: string, now: () => Date = () => new Date()): void {
   db.transaction(() => {
     if (db.prepare("SELECT 1 FROM _runs WHERE run_id = ?").get(fromRun) === undefined) {
-      throw new ConfigError([`--from-run ${fromRun}: no run ${fromRun} in this snapshot; \`benefits-sync runs\` lists them`]);
+      throw new UsageError([`--from-run ${fromRun}: no run ${fromRun} in this snapshot; \`benefits-sync runs\` lists them`]);
     }
     if (!needsStart(db, output, fromRun, where)) return;
     const info = db

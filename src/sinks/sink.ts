@@ -11,6 +11,7 @@
  */
 import type { Database } from "better-sqlite3";
 import { ConfigError } from "../errors.js";
+import { UsageError } from "../input-errors.js";
 import { StoredResources, type StoredResource } from "../store/resources.js";
 import { deliver, deliverEach, settleInterrupted, type DeliveryOutcome, type InterruptedDelivery } from "./ledger.js";
 import { recordedStart, startOutput } from "./output-start.js";
@@ -135,8 +136,8 @@ export async function exportRun<R>(db: Database, sink: Sink<R>, runId: number): 
 
 export function checkExportable(db: Database, runId: number): void {
   const status = db.prepare("SELECT status FROM _runs WHERE run_id = ?").pluck().get(runId) as string | undefined;
-  if (status === undefined) throw new ConfigError([`run ${runId}: no run ${runId} in this snapshot; \`benefits-sync runs\` lists them`]);
-  if (status === "running") throw new ConfigError([`run ${runId}: it is still running, so its changes are not complete; export it once it has finished`]);
+  if (status === undefined) throw new UsageError([`run ${runId}: no run ${runId} in this snapshot; \`benefits-sync runs\` lists them`]);
+  if (status === "running") throw new UsageError([`run ${runId}: it is still running, so its changes are not complete; export it once it has finished`]);
 }
 
 /** Every run up to `upto` that has finished (any status but running), ascending. */

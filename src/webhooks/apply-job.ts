@@ -9,6 +9,7 @@ import { clientOptionsFromConfig } from "../config/client-options.js";
 import { resolveService } from "../config/resolve-service.js";
 import type { Config } from "../config/schema.js";
 import { ConfigError } from "../errors.js";
+import { InputFileError } from "../input-errors.js";
 import { openSnapshot } from "../store/open-snapshot.js";
 import { checkSnapshotService, serviceIdentity } from "../store/service-identity.js";
 import { drainInbox, type DrainInbox, type DrainReport } from "./apply.js";
@@ -23,7 +24,7 @@ export type ApplyJobReport = DrainReport & { readonly pendingAfter: number };
  * missing or copies another service; a busy snapshot or a failed refetch is in the report.
  */
 export async function applyWebhooksOnce(config: Config, opts: { signal?: AbortSignal; inbox?: ThreadInbox } = {}): Promise<ApplyJobReport> {
-  if (!existsSync(config.db)) throw new ConfigError([`db: no snapshot at ${config.db}; run \`benefits-sync sync\` first: the worker applies events to a snapshot a full walk made`]);
+  if (!existsSync(config.db)) throw new InputFileError([`db: no snapshot at ${config.db}; run \`benefits-sync sync\` first: the worker applies events to a snapshot a full walk made`]);
   const target = resolveService(config);
   if (target.kind !== "remote") throw new ConfigError(["webhooks apply: the embedded sandbox sends no events here; set the service (BENEFITS_BASE_URL, or --base-url) that sends them"]);
   checkSnapshotService(config.db, serviceIdentity(target), { record: false });

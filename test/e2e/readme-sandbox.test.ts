@@ -1,12 +1,14 @@
 /**
  * The README's stand-in recipe ("The sandbox as a stand-in"), each line run through `sh -c` exactly
  * as printed, with `benefits-sync` on the PATH as an install puts it: the sandbox in the first
- * terminal, then the other lines in order. The second sync must see the days that passed.
+ * terminal, then the other lines in order. The second sync must see the days that passed, the
+ * claims of the advanced week included: its window ends on the sandbox's today, not the real date.
  */
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import BetterSqlite3 from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { installedEnv, runPrinted, startPrinted } from "../helpers/printed-commands.js";
 
@@ -54,6 +56,20 @@ describe("README: the sandbox as a stand-in", () => {
       expect(m, last).not.toBeNull();
       expect(Number(m![1]) + Number(m![2]) + Number(m![3])).toBeGreaterThan(0);
       expect(Number(/^\s*claims\s+(\d+) seen/m.exec(last)?.[1])).toBeGreaterThan(0);
+      // The advanced week's claims arrived: the last run's window ends on the sandbox's today, and
+      // the snapshot holds claims with service dates after the day the sandbox started on.
+      const started = /today (\d{4}-\d{2}-\d{2})/.exec(banner)?.[1];
+      const now = /The sandbox's today is now (\d{4}-\d{2}-\d{2})\./.exec(outputs.join("\n"))?.[1];
+      expect([started, now].every(Boolean), banner).toBe(true);
+      const db = new BetterSqlite3(join(dir, "standin.db"), { readonly: true });
+      try {
+        const week = db.prepare(`SELECT COUNT(*) FROM claims WHERE "serviceDateFrom" > ?`).pluck().get(started) as number;
+        expect(week, `claims with service dates after ${started} (the advanced week's)`).toBeGreaterThan(0);
+        const options = db.prepare("SELECT options FROM _runs ORDER BY run_id DESC LIMIT 1").pluck().get() as string;
+        expect((JSON.parse(options) as { claimsWindow: { to: string } }).claimsWindow.to).toBe(now);
+      } finally {
+        db.close();
+      }
     } finally {
       await sb.stop();
     }

@@ -3,10 +3,21 @@
  * day of changes, sync again, that run's deltas as CSV, a reconciliation of the two runs; then what
  * changed and where it all went, ending with the report's path.
  */
-import { join, relative } from "node:path";
+import { basename, join, relative } from "node:path";
 import type { CommandContext } from "../context.js";
 import { ExitCode } from "../exit-codes.js";
 import { progressReporter } from "../progress.js";
+
+/**
+ * How the user runs benefits-sync again from where they are: `benefits-sync` when the demo ran as
+ * an installed command; from a clone (`npm run demo` runs `node dist/src/cli/main.js demo`), the
+ * same script by its path, which needs no install and asks no registry for the name.
+ */
+function commandAsRun(cwd: string, script: string | undefined = process.argv[1]): string {
+  if (!script || basename(script) !== "main.js") return "benefits-sync";
+  const path = relative(cwd, script);
+  return `node ${/^[\w./-]+$/.test(path) ? path : `'${path.replace(/'/g, "'\\''")}'`}`;
+}
 
 export async function run(ctx: CommandContext): Promise<number> {
   const o = ctx.options as { out?: string; members?: number };
@@ -70,7 +81,7 @@ export async function run(ctx: CommandContext): Promise<number> {
   say(`  sqlite3 ${rel(result.dbPath)} "SELECT resource, op, COUNT(*) FROM changes WHERE run_id = ${result.second.runId} GROUP BY 1, 2"`);
   say(`  sqlite3 ${rel(result.dbPath)} "SELECT resource, id, field, old_value, new_value FROM field_changes WHERE run_id = ${result.second.runId} LIMIT 10"`);
   say("  (the README's analyst guide has more questions, each tested)");
-  say(`  BENEFITS_DB=${rel(result.dbPath)} benefits-sync runs`);
+  say(`  BENEFITS_DB=${rel(result.dbPath)} ${commandAsRun(ctx.cwd)} runs`);
   say("");
   say(`Report: ${rel(join(rep.dir, "report.html"))}`);
   return ok ? ExitCode.OK : ExitCode.RUN_FAILED;

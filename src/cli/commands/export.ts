@@ -9,7 +9,8 @@
  * applied twice. Exit 0 loaded (or nothing to load), 1 the load failed (the warehouse is as it was).
  */
 import { join, resolve } from "node:path";
-import { ConfigError, redact } from "../../errors.js";
+import { redact } from "../../errors.js";
+import { UsageError } from "../../input-errors.js";
 import { openSnapshotToRead, requireSnapshot } from "../snapshot-to-read.js";
 import type { CommandContext } from "../context.js";
 import { ExitCode } from "../exit-codes.js";
@@ -23,7 +24,7 @@ export async function run(ctx: CommandContext): Promise<number> {
   else if (o.sink === undefined && (o.out === undefined || o.out === "")) problems.push("--out: the directory to write DIR/<run_id>/ under is required (or --sink for a warehouse)");
   if (o.sink !== undefined && o.format !== undefined) problems.push("--format: it says which files --out writes; a warehouse (--sink) takes no format");
   if (o.fromRun !== undefined && o.run !== undefined && o.fromRun > o.run) problems.push(`--from-run ${o.fromRun}: it is after --run ${o.run}; give a run at or before it`);
-  if (problems.length) throw new ConfigError(problems);
+  if (problems.length) throw new UsageError(problems);
   const config = ctx.config();
   // A warehouse's ledger is in the snapshot (that export writes it, converting an old file); a folder's is not (it only reads).
   requireSnapshot(config.db);

@@ -8,7 +8,7 @@
  */
 import { resolve } from "node:path";
 import { clientOptionsFromConfig, resolveService } from "../../config/index.js";
-import { ConfigError } from "../../errors.js";
+import { InputFileError, UsageError } from "../../input-errors.js";
 import type { HouseholdOutcome } from "../../eligibility/enroll-subscribers.js";
 import type { CommandContext } from "../context.js";
 import { ExitCode } from "../exit-codes.js";
@@ -21,7 +21,7 @@ export async function run(ctx: CommandContext): Promise<number> {
   const config = ctx.config();
   const target = resolveService(config);
   if (target.kind !== "remote") {
-    throw new ConfigError(["--env sandbox: groups create needs a service that outlives the command; start one with `benefits-sync sandbox` and set BENEFITS_BASE_URL and BENEFITS_API_KEY"]);
+    throw new UsageError(["--env sandbox: groups create needs a service that outlives the command; start one with `benefits-sync sandbox` and set BENEFITS_BASE_URL and BENEFITS_API_KEY"]);
   }
   requireYesForProduction(config, target, ctx.options.yes, "groups create");
   const { createClient } = await import("../../api/client.js");
@@ -31,7 +31,7 @@ export async function run(ctx: CommandContext): Promise<number> {
   const client = createClient({ ...clientOptionsFromConfig(config), baseUrl: target.baseUrl, apiKey: target.apiKey });
   try {
     const refs = await checkReferences(client, content.group);
-    if (refs.problems.length) throw new ConfigError(refs.problems.map((p) => `${file}: ${p}; nothing was sent`));
+    if (refs.problems.length) throw new InputFileError(refs.problems.map((p) => `${file}: ${p}; nothing was sent`));
     const group = await createGroupOnce(client, content.group);
     const members = await enrollInitialMembers(client, group, content.members);
     const households = await enrollHouseholds(client, group, content.subscribers);

@@ -1,5 +1,5 @@
 /** `benefits-sync runs`: the run history, newest first. */
-import { ConfigError } from "../../errors.js";
+import { UsageError } from "../../input-errors.js";
 import { openSnapshotToRead, readOrExplain, requireSnapshot } from "../snapshot-to-read.js";
 import type { CommandContext } from "../context.js";
 import { ExitCode } from "../exit-codes.js";
@@ -19,7 +19,7 @@ export async function run(ctx: CommandContext): Promise<number> {
       try {
         abandonRun(db, abandon, new Date());
       } catch (e) {
-        throw new ConfigError([`--abandon ${abandon}: ${(e as Error).message}`]);
+        throw new UsageError([`--abandon ${abandon}: ${(e as Error).message}`]);
       }
       ctx.stdout.write(`Run ${abandon} is recorded failed (abandoned by hand); the next sync resumes its walk.\n`);
       return ExitCode.OK;

@@ -8,7 +8,7 @@
  */
 import { existsSync } from "node:fs";
 import { resolve } from "node:path";
-import { ConfigError } from "../../errors.js";
+import { UsageError } from "../../input-errors.js";
 import type { PiiMode } from "../../store/pii.js";
 import { WalkedResources, type WalkedResource } from "../../store/resources.js";
 import type { CommandContext } from "../context.js";
@@ -34,9 +34,9 @@ export async function run(ctx: CommandContext): Promise<number> {
   const config = ctx.config(o.pii !== undefined ? { pii: o.pii } : {});
   const resources = parseResources(o.resources);
   if (o.claimsSince && o.claimsUntil && o.claimsSince > o.claimsUntil) {
-    throw new ConfigError([`--claims-since ${o.claimsSince} is after --claims-until ${o.claimsUntil}`]);
+    throw new UsageError([`--claims-since ${o.claimsSince} is after --claims-until ${o.claimsUntil}`]);
   }
-  if (o.format !== undefined && o.out === undefined) throw new ConfigError(["--format: it says which files --out writes; give --out DIR as well"]);
+  if (o.format !== undefined && o.out === undefined) throw new UsageError(["--format: it says which files --out writes; give --out DIR as well"]);
   const { configuredOutputs, sinkSpec } = await import("../../sinks/outputs.js");
   const named = configuredOutputs(config.sinks, ctx.env, ctx.cwd);
   const picked = o.sink !== undefined ? sinkSpec(o.sink, named) : undefined;
@@ -82,7 +82,7 @@ export async function run(ctx: CommandContext): Promise<number> {
 
 /** `--from-run N` names a run of this snapshot (or the one this sync records), for an output given here. */
 async function checkFromRunBefore(dbPath: string, fromRun: number, out: { output: string; where: string } | undefined, hasOutput: boolean): Promise<void> {
-  if (!hasOutput) throw new ConfigError(["--from-run: it says where a new output starts; give --out DIR (or --sink) as well"]);
+  if (!hasOutput) throw new UsageError(["--from-run: it says where a new output starts; give --out DIR (or --sink) as well"]);
   const { checkFromRun } = await import("../../sinks/output-start.js");
   if (dbPath === ":memory:" || !existsSync(dbPath)) return checkFromRun(undefined, fromRun);
   const { openDatabase } = await import("../../store/database.js");
@@ -99,7 +99,7 @@ function parseResources(list: string[] | undefined): WalkedResource[] | undefine
   if (!list) return undefined;
   const bad = list.filter((r) => !(WalkedResources as readonly string[]).includes(r));
   if (bad.length) {
-    throw new ConfigError([`--resources: unknown ${bad.map((b) => JSON.stringify(b)).join(", ")}; expected some of ${WalkedResources.join(", ")}`]);
+    throw new UsageError([`--resources: unknown ${bad.map((b) => JSON.stringify(b)).join(", ")}; expected some of ${WalkedResources.join(", ")}`]);
   }
   return list as WalkedResource[];
 }
