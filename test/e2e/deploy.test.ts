@@ -14,7 +14,7 @@ import BetterSqlite3 from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startSandbox, type Sandbox } from "../../src/sandbox/index.js";
 import { CLI } from "../helpers/cli-process.js";
-import { readmeBlocks } from "../helpers/readme-blocks.js";
+import { docPage, namedBlocks, readmeBlocks } from "../helpers/readme-blocks.js";
 import { runDir } from "../helpers/run-folders.js";
 
 const root = fileURLToPath(new URL("../..", import.meta.url));
@@ -157,12 +157,13 @@ describe("deploy/benefits-sync.cron: every line runs as pasted against a sandbox
     expect(report).toMatchObject({ from: { runId: ids.at(-2) }, to: { runId: ids.at(-1) }, arithmeticHolds: true });
   });
 
-  it("the README prints the cron file's lines as they are in it", () => {
-    const blocks = readmeBlocks("deploy/benefits-sync.cron");
-    expect(blocks.length).toBeGreaterThanOrEqual(1);
+  it("docs/jobs.md prints the cron file's lines as they are in it, and the README's lines are among them", () => {
     const lines = readFileSync(CRON, "utf8").split("\n").filter((l) => l !== "" && !l.startsWith("#"));
-    expect(blocks[0]).toEqual(lines);
-    for (const b of blocks.slice(1)) for (const l of b) expect(lines).toContain(l);
+    const [whole, ...others] = namedBlocks(docPage("jobs.md"), "deploy/benefits-sync.cron");
+    expect(whole).toEqual(lines);
+    const readme = readmeBlocks("deploy/benefits-sync.cron");
+    expect(readme.length).toBeGreaterThanOrEqual(1);
+    for (const b of [...others, ...readme]) for (const l of b) expect(lines).toContain(l);
   });
 });
 

@@ -97,6 +97,14 @@ describe("install from a clone, as the README prints it", () => {
     const installed = join(prefix, "lib", "node_modules", pkg.name);
     expect(lstatSync(installed).isSymbolicLink()).toBe(false);
 
+    // The tarball stays in the clone, where git sees it (nothing ignores it), until the README's line removes it.
+    expect(spawnSync("git", ["check-ignore", "-q", tarball!], { cwd: root }).status).toBe(1);
+    for (const line of readmeBlock("install: the tarball left in the clone")) {
+      const r = sh(line, clone, npmEnv(prefix));
+      expect(r.code, `${line}\n${r.stderr}`).toBe(0);
+    }
+    expect(readdirSync(clone).filter((f) => f.endsWith(".tgz"))).toEqual([]);
+
     const env = userEnv({ PATH: pathWith(join(prefix, "bin")) });
     const here = join(tmp, "elsewhere");
     const [help, demo, ...more] = readmeBlock("install: check, from any folder");

@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startSandbox, type Sandbox } from "../../src/sandbox/index.js";
 import { startCli } from "../helpers/cli-process.js";
 import { closedPort } from "../helpers/ports.js";
-import { README } from "../helpers/readme-blocks.js";
+import { docPage } from "../helpers/readme-blocks.js";
 import { startReceiver, type Received, type Receiver } from "../helpers/receiver.js";
 import { sandboxData } from "../helpers/sandbox-truth.js";
 import { waitUntil } from "../helpers/wait.js";
@@ -208,10 +208,10 @@ describe("notify", () => {
     }
   }, 600_000);
 
-  it("the README's notify config, as printed: checked like the sinks' urlEnv, then a failing job is told", async () => {
-    const text = readFileSync(README, "utf8");
+  it("docs/jobs.md's notify config (moved there from the README), as printed: checked like the sinks' urlEnv, then a failing job is told", async () => {
+    const text = readFileSync(docPage("jobs.md"), "utf8");
     const at = text.indexOf("**Notify.**");
-    expect(at, "the README's notify passage").toBeGreaterThan(-1);
+    expect(at, "docs/jobs.md's notify passage").toBeGreaterThan(-1);
     const block = /```json\r?\n([\s\S]*?)```/.exec(text.slice(at))?.[1];
     expect(block, "a ```json block after the notify passage").toBeDefined();
     const w = workspace("readme", block!);

@@ -46,10 +46,13 @@ const guide = text("../../../docs/analyst-guide.md");
 const sqlite = blocks(`${readme}\n${guide}`, "question");
 const postgres = blocks(`${readme}\n${guide}`, "postgres");
 
-/** The README's prose (fenced blocks left out), its lines joined as Markdown joins them. */
-const readmeProse = (): string => {
+/** The warehouse's page, where the README's Postgres prose moved. */
+const sinks = text("../../../docs/sinks.md");
+
+/** A page's prose (fenced blocks left out), its lines joined as Markdown joins them. */
+const proseOf = (page: string): string => {
   let fence = false;
-  return readme
+  return page
     .split("\n")
     .filter((l) => {
       if (l.trimStart().startsWith("```")) fence = !fence;
@@ -57,8 +60,8 @@ const readmeProse = (): string => {
     })
     .join(" ");
 };
-/** The SQL statements printed in the README's prose (`SELECT ...`, `SET ...`), as printed. */
-const proseStatements = (): string[] => [...readmeProse().matchAll(/`((?:SELECT|SET|WITH)\b[^`]*)`/g)].map((m) => m[1]!);
+/** The SQL statements printed in the prose (`SELECT ...`, `SET ...`) of the README and of the pages its SQL moved to, as printed. */
+const proseStatements = (): string[] => [readme, sinks, guide].flatMap((page) => [...proseOf(page).matchAll(/`((?:SELECT|SET|WITH)\b[^`]*)`/g)].map((m) => m[1]!));
 
 type Row = Record<string, unknown>;
 
@@ -187,7 +190,8 @@ describe("the analyst's questions in the Postgres warehouse", () => {
     expect([...blocks(readme, "postgres").keys()].sort()).toEqual([...own.keys()].sort());
     const unnamed = sqlBlocks(readme).filter((sql) => !/^(?:--.*\r?\n)*?-- (?:question|postgres): /.test(sql));
     expect(unnamed).toEqual([]);
-    expect(proseStatements().length).toBeGreaterThan(0);
+    // The README's own `SET search_path ...`, and the warehouse page's quoted camelCase `SELECT`.
+    expect(proseStatements()).toEqual(expect.arrayContaining(["SET search_path TO benefits_sync;", expect.stringMatching(/^SELECT "memberId"/)]));
   });
 
   it("after run 1: every answer equals the snapshot's", async (ctx) => {
@@ -211,7 +215,7 @@ describe("the analyst's questions in the Postgres warehouse", () => {
     expect(Object.fromEntries([...sqlite.keys()].map((q) => [q, (answered.get(q) ?? 0) > 0]))).toEqual(Object.fromEntries([...sqlite.keys()].map((q) => [q, true])));
   }, 600_000);
 
-  it("the statements in the README's prose run as printed on the loaded warehouse", async (ctx) => {
+  it("the statements in the prose of the README, docs/sinks.md and the guide run as printed on the loaded warehouse", async (ctx) => {
     const w = await world(ctx);
     const c = new pg.Client({ connectionString: w.url });
     await c.connect();
