@@ -10,7 +10,7 @@
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import { request } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startSandbox, type ChangeSet, type Sandbox } from "../../src/sandbox/index.js";
@@ -19,6 +19,7 @@ import { expectedSsnToken } from "../helpers/ssn-oracle.js";
 import { waitUntil } from "../helpers/wait.js";
 
 const EXAMPLES = fileURLToPath(new URL("../../examples", import.meta.url));
+const GUIDE = fileURLToPath(new URL("../../docs/library.md", import.meta.url));
 const PII_KEY = "library-guide-pii-key-0123456789";
 const SECRET = "whsec-library-guide-0123456789";
 const WAIT_MS = 50_000;
@@ -80,6 +81,18 @@ describe("docs/library.md: the examples against the packed package and the sandb
     const tsc = await runNode(join(project, "node_modules", "typescript", "bin", "tsc"), ["-p", project], {}, project);
     expect(tsc.code, tsc.stdout + tsc.stderr).toBe(0);
     for (const n of names) expect(existsSync(join(project, "out", n.replace(/\.ts$/, ".js")))).toBe(true);
+  });
+
+  it("the guide links each example, and every function or class it calls in `code` is exported by the packed package", async () => {
+    const guide = readFileSync(GUIDE, "utf8");
+    const linked = [...new Set([...guide.matchAll(/\]\(\.\.\/examples\/([\w-]+\.ts)\)/g)].map((m) => m[1]!))].sort();
+    expect(linked).toEqual(readdirSync(EXAMPLES).filter((f) => f.endsWith(".ts")).sort());
+    const api = (await import(pathToFileURL(join(project, "node_modules", "benefits-sync", "dist", "src", "index.js")).href)) as Record<string, unknown>;
+    // The members a sink implements (Sink, SinkSession) are checked by tsc on examples/my-sink.ts.
+    const members = new Set(["open", "write", "commit", "close", "arrived", "prepare", "deltas"]);
+    const called = [...new Set([...guide.matchAll(/`(?:new )?([A-Za-z]+)\(/g)].map((m) => m[1]!))].filter((n) => !members.has(n));
+    expect(called.length).toBeGreaterThan(10);
+    expect(called.filter((n) => typeof api[n] !== "function")).toEqual([]);
   });
 
   it("sync from code: the first run loads the sandbox; another PII key is refused (exit 2) and changes nothing", async () => {
