@@ -31,7 +31,8 @@ try {
     for (const [resource, c] of Object.entries(report.resources)) {
       console.log(`${resource}: ${c.seen} seen, ${c.inserted} inserted, ${c.updated} updated, ${c.deleted} deleted`);
     }
-    console.log(`run ${report.runId} ${report.status}${report.error ? `: ${report.error.message}` : ""}`);
+    const resumed = report.resumedFrom !== undefined ? ` (resumed run ${report.resumedFrom})` : "";
+    console.log(`run ${report.runId} ${report.status}${resumed}${report.error ? `: ${report.error.message}` : ""}`);
     process.exitCode = report.status === "succeeded" ? 0 : 1;
   }
 } catch (e) {

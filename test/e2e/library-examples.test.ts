@@ -213,4 +213,26 @@ describe("docs/library.md: the examples against the packed package and the sandb
     expect(done.stdout.trim().split("\n").at(-1)).toBe("stopped");
     for (const secret of [SECRET, PII_KEY, sb.keys.full]) expect(done.stdout + done.stderr).not.toContain(secret);
   });
+
+  it("the lease: a sync while another holds the snapshot exits 75 and changes nothing; the stopped run is resumed by the next", async () => {
+    // Every request of the service hangs: the first run holds the lease while it waits.
+    sb.setFaults({ hang: 1 });
+    const holder = startNode(join(project, "out", "sync-from-code.js"), [], env, project);
+    let stopped: Finished;
+    try {
+      await waitUntil("the first run's request to hang at the sandbox", () => (sb.stats().byStatus.hang ?? 0) > 0, WAIT_MS);
+      const second = await example("sync-from-code");
+      expect(second.code, second.stderr).toBe(75);
+      expect(second.stderr).toMatch(/^no run started \(busy\): run (\d+) \(pid \d+ on .*\) holds this snapshot until .*; try again later/m);
+    } finally {
+      holder.child.kill("SIGTERM");
+      stopped = await holder.done;
+      sb.setFaults({});
+    }
+    const held = /^run (\d+) failed: stopped by SIGTERM$/m.exec(stopped.stdout);
+    expect({ code: stopped.code, held: held !== null }, stopped.stdout + stopped.stderr).toEqual({ code: 1, held: true });
+    const next = await example("sync-from-code");
+    expect(next.code, next.stderr).toBe(0);
+    expect(next.stdout).toMatch(new RegExp(`^run ${Number(held![1]) + 1} succeeded \\(resumed run ${held![1]}\\)$`, "m"));
+  });
 });
