@@ -137,6 +137,8 @@ describe("docs/library.md: the examples against the packed package and the sandb
   });
 
   it("deliver to a sink of your own: each run once, nothing twice, a failed delivery stays pending and rides with the next", async () => {
+    const usage = await example("my-sink");
+    expect({ code: usage.code, stderr: usage.stderr.trim() }).toEqual({ code: 2, stderr: "usage: node my-sink.js FOLDER   (the folder the JSON-lines files go to; it must exist)" });
     const out = join(tmp, "jsonl");
     mkdirSync(out);
     const first = await example("my-sink", [out]);
@@ -177,6 +179,9 @@ describe("docs/library.md: the examples against the packed package and the sandb
   });
 
   it("webhooks inside your own server: your routes answer, the sandbox's deliveries are accepted and applied as runs", async () => {
+    const noSecret = await example("webhooks-in-your-server", [], { PORT: "0" });
+    expect(noSecret.code).toBe(2);
+    expect(noSecret.stderr).toMatch(/^no webhook secret is configured: set BENEFITS_WEBHOOK_SECRET/);
     const server = startNode(join(project, "out", "webhooks-in-your-server.js"), [], { ...env, BENEFITS_WEBHOOK_SECRET: SECRET, PORT: "0" }, project);
     try {
       const base = await waitUntil("the example's listening line", () => /^listening on (\S+) /m.exec(server.stdout())?.[1], WAIT_MS);
