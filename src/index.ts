@@ -1,6 +1,6 @@
 /**
  * benefits-sync: the public API. Everything here is stable; anything imported from deeper paths
- * is not.
+ * is not. The guide, with a tested example per task: docs/library.md.
  *
  * @example
  * import { createClient, openDatabase, SnapshotStore, sync, rollingWindow } from "benefits-sync";
@@ -60,6 +60,19 @@ export { deliver, pendingRuns, settleInterrupted } from "./sinks/ledger.js";
 export type { DeliveryOutcome, InterruptedDelivery } from "./sinks/ledger.js";
 export { runDeltas } from "./sinks/run-deltas.js";
 export type { Delta, DeltaOp } from "./sinks/run-deltas.js";
+
+// Webhooks: the receiver (standalone, or mounted in a server of your own), its inbox, the worker.
+export { createReceiver } from "./webhooks/server.js";
+export type { Receiver, ReceiverOptions, ReceiverInbox } from "./webhooks/server.js";
+export { checkReceiverSetup } from "./webhooks/receiver.js";
+export type { ReceiverSetup } from "./webhooks/receiver.js";
+export { SignatureVerifier, SIGNATURE_HEADER } from "./webhooks/verify.js";
+export { ReceiverCounters } from "./webhooks/counters.js";
+export { Inbox, inboxPathFor } from "./webhooks/inbox.js";
+export type { InboxEvent, InboxStatus } from "./webhooks/inbox.js";
+export { applyWebhooksOnce } from "./webhooks/apply-job.js";
+export type { ApplyJobReport } from "./webhooks/apply-job.js";
+export type { DrainReport } from "./webhooks/apply.js";
 
 // The sandbox.
 export { startSandbox } from "./sandbox/index.js";

@@ -47,6 +47,12 @@ export interface ReceiverOptions {
 
 export interface Receiver {
   readonly server: Server;
+  /**
+   * The request listener, for a server of your own: route the webhook path (and `/healthz` if you
+   * like) to it and the rest to your app. `stop` then finishes the commits in hand; your server is
+   * yours to close. Your server answers `Expect: 100-continue` itself, before this sees the head.
+   */
+  readonly handle: (req: IncomingMessage, res: ServerResponse) => void;
   listen(port: number, host: string): Promise<AddressInfo>;
   /** Stop accepting, finish the requests in hand (their commits included), then resolve. */
   stop(graceMs?: number): Promise<void>;
@@ -166,6 +172,7 @@ export function createReceiver(opts: ReceiverOptions): Receiver {
 
   return {
     server,
+    handle: listener,
     listen: (port, host) =>
       new Promise((resolve, reject) => {
         server.once("error", reject);
