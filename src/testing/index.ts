@@ -1,6 +1,6 @@
 /**
  * benefits-sync/testing: the conformance checks every sink of ours passes, for a sink of your own
- * (a {@link Sink}: a queue, a bucket, a warehouse), runnable in any test runner. Each check makes
+ * (a `Sink` of "benefits-sync": a queue, a bucket, a warehouse), runnable in any test runner. Each check makes
  * a real snapshot of its own in a temp folder, delivers from it to a fresh output of your sink
  * through the delivery ledger, reads the output back with your `held`, and throws a
  * {@link SinkCheckError} saying what it saw when a promise does not hold:
@@ -26,5 +26,3 @@ export {
 export type { SinkCheck } from "./sink-checks.js";
 export { SinkCheckError } from "./check-tools.js";
 export type { SinkSubject, HeldRun } from "./check-tools.js";
-export type { Sink, SinkSession, DeliveryPlan, DeltaReader } from "../sinks/sink.js";
-export type { InterruptedDelivery } from "../sinks/ledger.js";
