@@ -2,8 +2,8 @@
  * The sink test kit (`benefits-sync/testing`) run against every sink of ours, as a sink author
  * runs it against theirs: the CSV, JSONL and Parquet folders on a real temp dir, the Postgres
  * warehouse on a throwaway cluster (read back from its own `changes` view). There is no object
- * storage sink to run it against. The last test runs the built kit from the package's export in
- * another test runner (node:test), as an installed package.
+ * storage sink to run it against. The last test runs docs/sink-kit.md's example: the built kit,
+ * from the package's export, in another test runner (node:test), as an installed package.
  */
 import { spawn } from "node:child_process";
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
@@ -18,6 +18,7 @@ import { readCompleteFolder } from "../../../src/sinks/files/manifest.js";
 import { postgresSink } from "../../../src/sinks/postgres/postgres-sink.js";
 import { sinkChecks, type HeldRun, type SinkSubject } from "../../../src/testing/index.js";
 import { usePostgres } from "../../helpers/pg.js";
+import { docPage, printedFile } from "../../helpers/readme-blocks.js";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "..");
 const dirs: string[] = [];
@@ -88,7 +89,7 @@ describe("the sink kit against the Postgres warehouse sink", () => {
 });
 
 describe("the kit as a package export", () => {
-  it("`benefits-sync/testing` runs under node:test against a folder sink of the installed package, and imports no test runner", async () => {
+  it("`benefits-sync/testing` runs under node:test, docs/sink-kit.md's example as printed, from the installed package, and imports no test runner", async () => {
     const built = join(ROOT, "dist", "src", "testing");
     for (const f of readdirSync(built).filter((f) => f.endsWith(".js"))) expect(readFileSync(join(built, f), "utf8"), f).not.toMatch(/(from|import\()\s*["'](vitest|@?jest|mocha|node:test)/);
     // An app that has the package installed: node_modules/benefits-sync is this repository.
@@ -97,7 +98,8 @@ describe("the kit as a package export", () => {
     mkdirSync(join(app, "node_modules"));
     symlinkSync(ROOT, join(app, "node_modules", "benefits-sync"), "dir");
     writeFileSync(join(app, "package.json"), JSON.stringify({ name: "my-sink", type: "module", private: true }));
-    writeFileSync(join(app, "my-sink.test.mjs"), NODE_TEST);
+    // The example docs/sink-kit.md prints, as printed.
+    writeFileSync(join(app, "my-sink.test.mjs"), printedFile(docPage("sink-kit.md"), "my-sink.test.mjs"));
     const out = await new Promise<{ code: number | null; text: string }>((resolve) => {
       // Bounded: a hang fails here, named, instead of holding the suite.
       const child = spawn(process.execPath, ["--test", "--test-reporter=tap", "my-sink.test.mjs"], { cwd: app, stdio: ["ignore", "pipe", "pipe"], timeout: 60_000 });
@@ -111,27 +113,3 @@ describe("the kit as a package export", () => {
     expect(out.text).toMatch(/^# pass 4$/m);
   });
 });
-
-/** A sink author's test file, in plain JavaScript, for node:test. */
-const NODE_TEST = `
-import { test } from "node:test";
-import { mkdtempSync, readdirSync, readFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { folderSink, fileFormat, StoredResources } from "benefits-sync";
-import { sinkChecks } from "benefits-sync/testing";
-
-const subject = {
-  create: async () => folderSink(mkdtempSync(join(tmpdir(), "my-sink-")), await fileFormat("jsonl")),
-  held(sink) {
-    const dir = sink.output.slice("jsonl:".length);
-    return readdirSync(dir).filter((n) => /^\\d+$/.test(n)).map((n) => {
-      const m = JSON.parse(readFileSync(join(dir, n, "manifest.json"), "utf8"));
-      const lines = m.files.filter((f) => StoredResources.includes(f.file.replace(".jsonl", "")))
-        .map((f) => readFileSync(join(dir, n, f.file), "utf8").split("\\n").filter(Boolean).length);
-      return { runId: m.runId, changes: lines.reduce((a, b) => a + b, 0) };
-    });
-  },
-};
-for (const check of sinkChecks) test(check.name, () => check.run(subject));
-`;

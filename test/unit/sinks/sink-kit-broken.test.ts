@@ -3,8 +3,10 @@
  * or all at once), and each of four broken versions of it fails the check written for its flaw,
  * with a message that says what the output held.
  */
+import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import type { Sink } from "../../../src/sinks/sink.js";
+import { docPage } from "../../helpers/readme-blocks.js";
 import { sinkChecks, SinkCheckError, type HeldRun, type SinkCheck, type SinkSubject } from "../../../src/testing/index.js";
 
 type Flaw =
@@ -59,13 +61,16 @@ function memorySubject(flaw: Flaw, perRun = false): SinkSubject<number> {
 const check = (name: string): SinkCheck => sinkChecks.find((c) => c.name === name)!;
 
 describe("the sink kit's checks", () => {
-  it("are four, by name, in a fixed order (a runner names its tests after them)", () => {
+  it("are four, by name, in a fixed order (a runner names its tests after them), each in docs/sink-kit.md", () => {
     expect(sinkChecks.map((c) => c.name)).toEqual([
       "each run is delivered once",
       "a delivery sent again changes nothing",
       "a failed delivery leaves its runs pending",
       "an interrupted delivery is settled by the next one",
     ]);
+    // docs/sink-kit.md's table names each.
+    const page = readFileSync(docPage("sink-kit.md"), "utf8");
+    for (const c of sinkChecks) expect(page).toContain(`\n| ${c.name} | `);
   });
 
   for (const perRun of [false, true]) {
