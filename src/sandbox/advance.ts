@@ -140,7 +140,11 @@ class Day {
 
   newClaim(): void {
     const { state, rng } = this;
-    const m = this.pickMember((x) => currentCoverage(x)?.status === "active");
+    // A claim is for a service already given: a coverage that starts after the day has none yet.
+    const m = this.pickMember((x) => {
+      const c = currentCoverage(x);
+      return c?.status === "active" && c.startDate <= this.day;
+    });
     const cov = m && currentCoverage(m);
     if (!m || !cov) return;
     const lag = rng.int(4);

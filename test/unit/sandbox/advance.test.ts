@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { advanceDay } from "../../../src/sandbox/advance.js";
 import { canonicalJson, splitGroup, splitMember, type ChangeSet, type Resource } from "../../../src/sandbox/changes.js";
 import { claimStream, groupStream, memberStream } from "../../../src/sandbox/listing.js";
+import { plantInconsistencies } from "../../../src/sandbox/inconsistencies.js";
 import { SandboxState } from "../../../src/sandbox/state.js";
 import { buildWorld } from "../../../src/sandbox/world.js";
 
@@ -72,6 +73,21 @@ describe("advanceDay", () => {
     expect(adjudicated.every((x) => x && (x.claimStatus === "paid" || x.claimStatus === "denied"))).toBe(true);
     const terminated = c.coverages.updated.flatMap((id) => [...memberStream(state, {})].flatMap((m) => m.coverages).filter((x) => x.id === id));
     expect(terminated.some((x) => x.status === "terminated" && x.endDate === cs.day)).toBe(true);
+  });
+
+  it("never inserts a claim for a service that has not happened: a coverage starting after the day gets none", () => {
+    // demo --members 200 (seed 1, today 2026-01-15) once got a claim dated 2026-01-31 on day 2026-01-16, from a
+    // coverage starting then: no claims window ending on the day could list it, and the demo said the changes differed.
+    for (const o of [opts, { seed: 1, members: 200, groups: 2, claimsPerMember: 3, today: "2026-01-15" }]) {
+      const state = new SandboxState(buildWorld(o));
+      plantInconsistencies(state); // as the demo's sandbox does: some of its coverages start after today
+      for (let day = 0; day < 5; day++) {
+        const { changeSet } = advanceDay(state);
+        const inserted = new Set(changeSet.changes.claims.inserted);
+        const future = [...claimStream(state, {})].filter((c) => inserted.has(c.id) && c.serviceDateFrom > changeSet.day);
+        expect(future.map((c) => `${c.id} ${c.serviceDateFrom} on ${changeSet.day}`)).toEqual([]);
+      }
+    }
   });
 
   it("is deterministic for a seed", () => {
