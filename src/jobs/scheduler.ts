@@ -41,7 +41,7 @@ export interface SchedulerOptions {
   readonly waitForSnapshotMs: number;
   readonly pollMs?: number;
   readonly now?: () => Date;
-  /** Resolves at `at`, rejects when `signal` aborts (tests pass a fake clock with `now`). */
+  /** Resolves at `at`, rejects when `signal` aborts: the timers and the wait for the snapshot (tests pass a fake clock with `now`). */
   readonly sleepUntil?: (at: Date, signal: AbortSignal) => Promise<void>;
   readonly ping?: (url: string, kind: PingKind) => Promise<string | undefined>;
   /** At start, run every job whose last success is older than its latest due time (`schedule --run-missed`). */
@@ -160,16 +160,18 @@ export class Scheduler {
   private async runClaimed(job: Job, at: Date, base: Record<string, unknown>): Promise<FireOutcome> {
     this.o.log({ event: "job.started", ...base });
     await this.tell(job, "start");
-    const began = Date.now();
+    // The wait for the snapshot is on the scheduler's clock (`now`, `sleepUntil`), as its timers are.
+    const began = this.now().getTime();
+    const waitedMs = () => this.now().getTime() - began;
     let report: JobReport;
     let waited = false;
     for (;;) {
       report = await this.o.run(job, this.stopping.signal);
-      if (report.status !== "busy" || this.stopping.signal.aborted || Date.now() - began >= this.o.waitForSnapshotMs) break;
+      if (report.status !== "busy" || this.stopping.signal.aborted || waitedMs() >= this.o.waitForSnapshotMs) break;
       if (!waited) this.o.log({ event: "job.waiting", ...base, why: "another run holds the snapshot", upToMs: this.o.waitForSnapshotMs });
       waited = true;
       try {
-        await sleep(this.o.pollMs ?? 15_000, undefined, { signal: this.stopping.signal });
+        await (this.o.sleepUntil ?? realSleepUntil)(new Date(this.now().getTime() + (this.o.pollMs ?? 15_000)), this.stopping.signal);
       } catch {
         break;
       }
@@ -180,7 +182,7 @@ export class Scheduler {
       report.status === "busy" ? "busy" : interrupted ? "interrupted" : report.status === "succeeded" && !deliveryFailed ? "succeeded" : "failed";
     // `run_id` names a sync run; a report's id is in its own table (report-runs.ts).
     const runId = "reconcile" in report ? null : report.runId;
-    endFire(this.o.db, job.name, at, outcome === "busy" ? `skipped: another run held the snapshot for ${Math.round((Date.now() - began) / 1000)} s` : outcome, runId, this.now());
+    endFire(this.o.db, job.name, at, outcome === "busy" ? `skipped: another run held the snapshot for ${Math.round(waitedMs() / 1000)} s` : outcome, runId, this.now());
     const why = outcome === "busy" ? "another run held the snapshot past the wait" : outcome === "failed" ? whyFailed(report) : undefined;
     this.o.log({
       event: outcome === "succeeded" ? "job.succeeded" : outcome === "busy" ? "job.skipped" : `job.${outcome}`,

@@ -40,6 +40,8 @@ export interface ReceiverOptions {
   readonly tls?: { readonly cert: Buffer; readonly key: Buffer } | undefined;
   /** Group commit's window (milliseconds). */
   readonly windowMs?: number | undefined;
+  /** A group this large commits at once, window or not (group-commit.ts; tests). */
+  readonly maxGroup?: number | undefined;
   /** A storage failure, for the log (the 503 says nothing of it). */
   readonly onStorageError?: ((e: unknown) => void) | undefined;
   readonly now?: (() => Date) | undefined;
@@ -96,7 +98,7 @@ function readBody(req: IncomingMessage, max: number): Promise<Buffer | "too_larg
  * await r.listen(8787, "127.0.0.1");
  */
 export function createReceiver(opts: ReceiverOptions): Receiver {
-  const commits = new GroupCommit(opts.inbox, { windowMs: opts.windowMs });
+  const commits = new GroupCommit(opts.inbox, { windowMs: opts.windowMs, maxGroup: opts.maxGroup });
   const health = new HealthCheck(() => opts.inbox.probe(), { onError: opts.onStorageError });
   const c = opts.counters;
   const now = opts.now ?? (() => new Date());

@@ -51,17 +51,23 @@ describe("enrollment requests", () => {
 
 describe("shared limits", () => {
   it("never has more requests in flight than the concurrency limit", async () => {
-    let inFlight = 0;
+    // Answers are held until every attempt the client has sent is at the server: then it can send
+    // no more until one is answered, so what the server holds is what the client has in flight.
+    // No hold of a fixed length: arrival times under load decide nothing.
+    const held: (() => void)[] = [];
+    let answered = 0;
     let peak = 0;
+    let sent = () => 0;
     server = await start((_req, res) => {
-      inFlight++;
-      peak = Math.max(peak, inFlight);
-      setTimeout(() => {
-        inFlight--;
-        json(res, 200, { ok: true });
-      }, 40);
+      held.push(() => json(res, 200, { ok: true }));
+      peak = Math.max(peak, held.length);
+      if (held.length + answered === sent()) {
+        answered += held.length;
+        for (const answer of held.splice(0)) answer();
+      }
     });
     const c = createClient({ baseUrl: server.url, apiKey: KEY, logger: probe.logger, concurrency: 3 });
+    sent = () => c.stats.requests;
     await Promise.all(Array.from({ length: 12 }, (_, i) => c.getJson(`/v1/members/m${i}`)));
     expect(server.hits).toHaveLength(12);
     expect(peak).toBe(3);

@@ -16,6 +16,7 @@ import { Scheduler } from "../../../src/jobs/scheduler.js";
 import type { LogEvent } from "../../../src/jobs/telemetry.js";
 import { startSandbox, type Sandbox } from "../../../src/sandbox/index.js";
 import { openDatabase } from "../../../src/store/database.js";
+import { DrivenClock } from "../../helpers/driven-clock.js";
 
 const PII = "scheduler-clock-test-pii-key-0123";
 let sb: Sandbox;
@@ -30,42 +31,12 @@ afterAll(async () => {
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
-/** A clock that stands still until the test moves it to the earliest time the scheduler waits for. */
-class FakeClock {
-  private readonly sleepers: { at: number; wake: () => void }[] = [];
-  constructor(private t: number) {}
-  readonly now = () => new Date(this.t);
-  readonly sleepUntil = (at: Date, signal: AbortSignal) =>
-    new Promise<void>((resolve, reject) => {
-      if (at.getTime() <= this.t) return resolve();
-      const s = { at: at.getTime(), wake: resolve };
-      this.sleepers.push(s);
-      signal.addEventListener("abort", () => {
-        this.sleepers.splice(this.sleepers.indexOf(s), 1);
-        reject(signal.reason);
-      });
-    });
-
-  /** Move to the earliest waiting time before `until` and wake who waits for it; false when none is. */
-  async step(until: Date): Promise<boolean> {
-    // The scheduler waits again synchronously after each fire; a few turns of the loop at most.
-    for (let i = 0; i < 100 && this.sleepers.length === 0; i++) await new Promise((r) => setImmediate(r));
-    if (this.sleepers.length === 0) throw new Error("the scheduler never waited on the clock");
-    this.sleepers.sort((a, b) => a.at - b.at);
-    if (this.sleepers[0]!.at >= until.getTime()) return false;
-    const s = this.sleepers.shift()!;
-    this.t = s.at;
-    s.wake();
-    return true;
-  }
-}
-
 async function scheduledFires(name: string, schedule: string, from: string, until: string): Promise<{ slots: string[]; events: LogEvent[] }> {
   const cwd = mkdtempSync(join(dir, `${name}-`));
   const dbPath = join(cwd, "snap.db");
   const config = loadConfig({ env: { BENEFITS_DB: dbPath, BENEFITS_PII_KEY: PII, BENEFITS_BASE_URL: sb.baseUrl, BENEFITS_API_KEY: sb.keys.full }, cwd });
   const job: Job = { name, description: name, schedule, timezone: "America/New_York", resources: ["designs"], enabled: true, sinks: [] };
-  const clock = new FakeClock(Date.parse(from));
+  const clock = new DrivenClock(Date.parse(from));
   const events: LogEvent[] = [];
   const db = openDatabase(dbPath);
   const s = new Scheduler({

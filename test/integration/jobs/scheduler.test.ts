@@ -1,7 +1,8 @@
 /**
  * The scheduler against the sandbox over loopback and a real snapshot file. Fires are started by
  * hand (`fire()`), never by waiting for wall-clock minutes (the timer itself, on a fake clock
- * across daylight saving: scheduler-clock.test.ts):
+ * across daylight saving: scheduler-clock.test.ts); two schedulers' waits for the snapshot are on
+ * a clock the test drives (helpers/driven-clock.ts), never on wall-clock time:
  *
  * - two schedulers on one database run each job once per fire (the catch-up at start included);
  * - a scheduler restarted after a long gap runs a missed job once, not once per missed slot;
@@ -28,6 +29,7 @@ import type { LogEvent } from "../../../src/jobs/telemetry.js";
 import { startSandbox, type Sandbox } from "../../../src/sandbox/index.js";
 import { openDatabase } from "../../../src/store/database.js";
 import { startCli } from "../../helpers/cli-process.js";
+import { DrivenClock } from "../../helpers/driven-clock.js";
 import { expectedState, snapshotState, stateToObject } from "../../helpers/expected.js";
 import { sandboxData } from "../../helpers/sandbox-truth.js";
 import { waitUntil } from "../../helpers/wait.js";
@@ -73,21 +75,33 @@ function setup(name: string): { config: Config; dbPath: string; cwd: string } {
   return { config, dbPath, cwd };
 }
 
-function scheduler(t: { config: Config; dbPath: string; cwd: string }, jobs: Job[], events: LogEvent[], extra: { now?: () => Date; textfile?: string; apiKeyOf?: (j: Job) => string; runMissed?: boolean } = {}): { s: Scheduler; db: Database } {
+/** Runs of any scheduler of this file in progress now (a driven clock moves only when there is none). */
+let running = 0;
+
+function scheduler(t: { config: Config; dbPath: string; cwd: string }, jobs: Job[], events: LogEvent[], extra: { now?: () => Date; clock?: DrivenClock; waitForSnapshotMs?: number; pollMs?: number; textfile?: string; apiKeyOf?: (j: Job) => string; runMissed?: boolean } = {}): { s: Scheduler; db: Database } {
   const db = openDatabase(t.dbPath);
   const s = new Scheduler({
     jobs,
     db,
     log: (e) => events.push(e),
-    waitForSnapshotMs: 60_000,
-    pollMs: 25,
+    waitForSnapshotMs: extra.waitForSnapshotMs ?? WAIT_FOR_SNAPSHOT_MS,
+    pollMs: extra.pollMs ?? 25,
     ...(extra.now ? { now: extra.now } : {}),
+    ...(extra.clock ? { now: extra.clock.now, sleepUntil: extra.clock.sleepUntil } : {}),
     ...(extra.textfile ? { textfile: extra.textfile } : {}),
     ...(extra.runMissed ? { runMissed: true } : {}),
-    run: (j, signal) => runJob(j, { config: t.config, env: {}, cwd: t.cwd, signal, service: { baseUrl: sb.baseUrl, apiKey: extra.apiKeyOf?.(j) ?? sb.keys.full } }),
+    run: async (j, signal) => {
+      running++;
+      try {
+        return await runJob(j, { config: t.config, env: {}, cwd: t.cwd, signal, service: { baseUrl: sb.baseUrl, apiKey: extra.apiKeyOf?.(j) ?? sb.keys.full } });
+      } finally {
+        running--;
+      }
+    },
   });
   return { s, db };
 }
+const WAIT_FOR_SNAPSHOT_MS = 60_000;
 
 const runsOf = (db: Database, name: string) => db.prepare("SELECT status FROM _runs WHERE job = ? ORDER BY run_id").pluck().all(name) as string[];
 
@@ -126,18 +140,25 @@ describe("the scheduler", () => {
     const jobs = [job("groups-designs", ["designs", "groups"]), job("members", ["members"])];
     const ea: LogEvent[] = [];
     const eb: LogEvent[] = [];
-    const a = scheduler(t, jobs, ea, { runMissed: true });
-    const b = scheduler(t, jobs, eb, { runMissed: true });
+    // One clock for both, driven by the test: a scheduler that finds the snapshot held waits on it
+    // (its poll), and it moves only once no run is in progress. A wait of 60 s by this clock is a
+    // few polls, however long a loaded machine takes over the run it waits for.
+    const noon = new Date();
+    noon.setUTCHours(12, 0, 0, 0); // far from the jobs' 02:00: their timers never come due here
+    const clock = new DrivenClock(noon.getTime());
+    const a = scheduler(t, jobs, ea, { runMissed: true, clock });
+    const b = scheduler(t, jobs, eb, { runMissed: true, clock });
+    const bothIdle = () => clock.drive(Promise.all([a.s.idle(), b.s.idle()]), () => running, WAIT_FOR_SNAPSHOT_MS);
     try {
       // Both start (--run-missed) on a snapshot that never ran these jobs: each job runs once.
       await Promise.all([a.s.start(), b.s.start()]);
-      await Promise.all([a.s.idle(), b.s.idle()]);
+      await bothIdle();
       for (const j of jobs) expect(runsOf(a.db, j.name)).toEqual(["succeeded"]);
       // A fire of each job's slot (now), in both schedulers at once, as their timers would.
-      const slot = new Date();
+      const slot = clock.now();
       const [fromA, fromB] = [ea.length, eb.length];
-      await Promise.all(jobs.flatMap((j) => [a.s.fire(j, slot, "scheduled"), b.s.fire(j, slot, "scheduled")]));
-      await Promise.all([a.s.idle(), b.s.idle()]);
+      await clock.drive(Promise.all(jobs.flatMap((j) => [a.s.fire(j, slot, "scheduled"), b.s.fire(j, slot, "scheduled")])), () => running, WAIT_FOR_SNAPSHOT_MS);
+      await bothIdle();
       for (const j of jobs) expect(runsOf(a.db, j.name), JSON.stringify([...ea, ...eb].filter((e) => e.event === "job.failed"))).toEqual(["succeeded", "succeeded"]);
       const fires = a.db.prepare("SELECT job, reason, outcome FROM _job_fires ORDER BY job, slot").all();
       expect(fires).toEqual([
@@ -154,6 +175,34 @@ describe("the scheduler", () => {
       await b.s.stop("test over");
       a.db.close();
       b.db.close();
+    }
+  });
+
+  it("a fire that finds the snapshot held waits by the scheduler's clock, polling, and skips once the wait is over, saying so", async () => {
+    const t = setup("held");
+    const nightly = job("nightly", ["designs"]);
+    const events: LogEvent[] = [];
+    // Ten minutes by the scheduler's clock, a poll a minute (the CLI's defaults are of that order):
+    // a wait in wall-clock time would outlast the clock's wait for an event.
+    const clock = new DrivenClock(Date.parse("2026-03-10T12:00:00Z"));
+    const { s, db } = scheduler(t, [nightly], events, { clock, waitForSnapshotMs: 600_000, pollMs: 60_000 });
+    // Another process's run, alive by its lease (wall-clock time, as runs read it) for an hour.
+    const held = db
+      .prepare("INSERT INTO _runs (job, status, started_at, options, pid, host, fresh, owner, lease_until) VALUES ('sync', 'running', ?, '{}', 1, 'other-host', '[]', 'x', ?)")
+      .run(new Date().toISOString(), new Date(Date.now() + 3_600_000).toISOString()).lastInsertRowid;
+    const counted = (e: LogEvent) => e.event === "job.started" || e.event === "job.waiting";
+    try {
+      const outcome = await clock.drive(s.fire(nightly, clock.now(), "scheduled"), () => running, 60_000 + 1);
+      expect(outcome).toBe("busy");
+      expect(clock.now().toISOString()).toBe("2026-03-10T12:10:00.000Z");
+      expect(events.filter(counted).map((e) => e.event)).toEqual(["job.started", "job.waiting"]);
+      expect(events.at(-1)).toMatchObject({ event: "job.skipped", why: "another run held the snapshot past the wait" });
+      expect(db.prepare("SELECT outcome FROM _job_fires WHERE job = 'nightly'").pluck().get()).toBe("skipped: another run held the snapshot for 600 s");
+      // Every attempt was told busy: no run of ours was recorded.
+      expect(db.prepare("SELECT COUNT(*) FROM _runs WHERE run_id <> ?").pluck().get(held)).toBe(0);
+    } finally {
+      await s.stop("done");
+      db.close();
     }
   });
 

@@ -3,40 +3,24 @@
  * applied, so it is never sent again blindly: the listing is looked at first, and what it shows
  * decides. Counted here by the requests the service saw (MockAgent), not by what our code says.
  */
-import { MockAgent } from "undici";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { beforeEach, describe, expect, it } from "vitest";
 import { createClient } from "../../../src/api/client.js";
 import { enrollHouseholds } from "../../../src/eligibility/enroll-subscribers.js";
 import { OutcomeUnknownError } from "../../../src/errors.js";
 import { createGroupOnce } from "../../../src/onboarding/create-group.js";
 import { enrollInitialMembers } from "../../../src/onboarding/initial-enrollment.js";
+import { mockService } from "../../helpers/mock-service.js";
 
 const ORIGIN = "http://svc.test";
-let agent: MockAgent;
-let hits: string[];
-beforeEach(() => {
-  agent = new MockAgent();
-  agent.disableNetConnect();
-  hits = [];
-});
-afterEach(async () => {
-  agent.assertNoPendingInterceptors();
-  await agent.close();
-});
-
-function reply(method: string, path: string, status: number, body: unknown) {
-  agent.get(ORIGIN).intercept({ method, path: (p: string) => p.split("?")[0] === path }).reply(status, JSON.stringify(body), { headers: { "content-type": "application/json" } });
-}
+const svc = mockService(ORIGIN);
+const hits = svc.hits;
+const reply = svc.reply;
 /** The request reaches the service, and the connection resets before its answer. */
 function reset(method: string, path: string) {
-  agent.get(ORIGIN).intercept({ method, path }).replyWithError(Object.assign(new Error("other side closed"), { code: "ECONNRESET" }));
+  svc.agent.get(ORIGIN).intercept({ method, path }).replyWithError(Object.assign(new Error("other side closed"), { code: "ECONNRESET" }));
 }
 /** Every request the client hands to the dispatcher, before MockAgent answers it. */
-const counting = () =>
-  agent.compose((dispatch) => (opts, handler) => {
-    hits.push(`${opts.method} ${String(opts.path).split("?")[0]}`);
-    return dispatch(opts, handler);
-  });
+const counting = () => svc.counting();
 const client = () => createClient({ baseUrl: ORIGIN, apiKey: "unit-key-lost-66", dispatcher: counting(), retry: { maxAttempts: 3 }, sleep: async () => undefined });
 
 const body = {
@@ -116,7 +100,7 @@ describe("initial-enrollment (spec rule 2)", () => {
   /** Answers the POST and keeps the memberIds each request carried. */
   const sent: string[][] = [];
   const accept = () =>
-    agent
+    svc.agent
       .get(ORIGIN)
       .intercept({ method: "POST", path })
       .reply(200, (opts) => {
