@@ -151,12 +151,22 @@ export async function deliverEach<T>(
 ): Promise<DeliveryOutcome<T>> {
   const values: T[] = [];
   const delivered: number[] = [];
+  const received = new Set<number>();
   let last: number | undefined;
+  // Each turn delivers a run this call has not delivered, so the loop ends after at most one turn
+  // per run up to forRun. A run delivered here and listed pending again means the ledger lost its
+  // receipt: written again, it would be pending again, forever. The turn fails instead, naming it.
+  const once = (runs: readonly number[]) => {
+    const again = runs.find((r) => received.has(r));
+    if (again !== undefined) throw redelivery(output, again);
+    return write(runs);
+  };
   for (;;) {
-    const o = await deliver(db, output, forRun, write, now, { oneRun: true });
+    const o = await deliver(db, output, forRun, once, now, { oneRun: true });
     if (o.status === "delivered") {
       values.push(o.value as T);
       delivered.push(...o.runs);
+      for (const r of o.runs) received.add(r);
       last = o.deliveryId;
       continue;
     }
@@ -172,6 +182,16 @@ export async function deliverEach<T>(
     }
     return { ...o, runs: still, delivered, values };
   }
+}
+
+function redelivery(output: string, run: number): Error {
+  return Object.assign(
+    new Error(
+      `run ${run} is listed pending for ${output} again right after it was delivered there: the ledger did not keep its receipt, ` +
+        `so the delivery stops instead of writing run ${run} again (and again); the snapshot's delivery ledger (_delivered_runs) needs looking at`,
+    ),
+    { code: "LEDGER" },
+  );
 }
 
 /**

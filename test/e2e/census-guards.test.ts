@@ -48,7 +48,7 @@ describe("census apply's guards and failures", () => {
     expect(yes.code, yes.stderr).toBe(0);
     expect(named("Prod")).toHaveLength(1);
     rmSync(join(dir, "benefits-sync.config.json"));
-  }, 600_000);
+  });
 
   it("plans against a snapshot kept with --pii keep (plain SSNs there) by the same tokens", async () => {
     const db = join(dir, "keep.db");
@@ -62,13 +62,13 @@ describe("census apply's guards and failures", () => {
     expect(r.code, r.stderr).toBe(0);
     const p = JSON.parse(r.stdout.trim().split("\n").pop()!);
     expect([p.unchanged, p.addSubscribers, p.unmatched]).toEqual([1, [], []]);
-  }, 600_000);
+  });
 
   it("refuses the embedded sandbox, which would vanish with the command", async () => {
     const r = await run(["census", "apply", census("emb", "Emb", "902-30-0002"), "--group", "G", "--env", "sandbox"], {});
     expect(r.code).toBe(2);
     expect(r.stderr).toContain("embedded sandbox");
-  }, 600_000);
+  });
 
   it("reports a request the service rejects (its status and field paths, never its text: enroll answers carry people) and the portal advice", async () => {
     sb.setFaults({ pathPrefix: "/v3/groups", http400: 1, errorMessage: "Subscriber Rej Guard rejected", errorIssues: [{ path: ["subscribers", 0, "self", "dateOfBirth"], message: "Rej Guard is too old", code: "custom" }] });
@@ -86,7 +86,7 @@ describe("census apply's guards and failures", () => {
       sb.setFaults({});
     }
     expect(named("Rej")).toHaveLength(0);
-  }, 600_000);
+  });
 
   it("a failure after writes were sent (the member listing down) still leaves a result file saying what was sent", async () => {
     // The listing before the writes answers; the one after them (to learn the UUIDs) fails.
@@ -103,7 +103,7 @@ describe("census apply's guards and failures", () => {
       sb.setFaults({});
     }
     expect(named("Down")).toHaveLength(1);
-  }, 600_000);
+  });
 
   it("reports an enrollment request that fails with its field paths (not its text) and the portal advice", async () => {
     // A proxy answers every poll as failed, as a service does when it rejects the enrollment later.
@@ -133,7 +133,7 @@ describe("census apply's guards and failures", () => {
     } finally {
       await new Promise<void>((r) => proxy.close(() => r()));
     }
-  }, 600_000);
+  });
 
   it("exits 75, sending nothing, while another apply holds the group's journal; the holder finishes as usual", async () => {
     // A proxy holds the answers of the first apply's polls until the second apply has been refused.
@@ -178,7 +178,7 @@ describe("census apply's guards and failures", () => {
     }
     expect(named("Holder")).toHaveLength(1);
     expect(named("Second")).toHaveLength(0);
-  }, 600_000);
+  });
 
   it("refuses a file without its header row in plan and apply with one problem, and prints none of its first row (issue 38)", async () => {
     const db = join(dir, "headerless.db");
@@ -194,6 +194,6 @@ describe("census apply's guards and failures", () => {
       expect(`${r.stdout}\n${r.stderr}`).not.toMatch(/900|nadia|Okafor|1991/i);
     }
     expect(sb.stats().requests).toBe(before);
-  }, 600_000);
+  });
 });
 

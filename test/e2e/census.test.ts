@@ -189,5 +189,5 @@ describe("census plan and apply against the sandbox", () => {
     expectNoCensusSsn([...outputs, ...written], censusSsns);
     expect(existsSync(join(dir, "first.json"))).toBe(true);
     expect(statSync(join(dir, "first.json")).mode & 0o777).toBe(0o600);
-  }, 600_000);
+  });
 });

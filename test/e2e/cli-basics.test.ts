@@ -36,7 +36,7 @@ beforeAll(() => {
   // As npm installs it: a symlink named after the bin, pointing at the compiled main.js.
   bin = path.join(outDir, "benefits-sync");
   symlinkSync(main, bin);
-}, 600_000);
+});
 afterAll(() => rmSync(outDir, { recursive: true, force: true }));
 
 const run = async (args: string[], env: Record<string, string> = {}) => {

@@ -60,7 +60,7 @@ describe("one validator for sync, jobs, schedule and config check", () => {
     const check = await t.cli("config", "check");
     expect(check.code).toBe(2);
     expect(check.stdout + check.stderr).toMatch(/benefits-sync\.config\.json: jobs\.nightly-claims-exprt: no such job/);
-  }, 600_000);
+  });
 
   it("*/61 as the minute: jobs, sync and schedule refuse it, naming the job, the field and the range", async () => {
     const t = setup("step", { jobs: { "hourly-member-sync": { schedule: "*/61 * * * *" } } });
@@ -71,7 +71,7 @@ describe("one validator for sync, jobs, schedule and config check", () => {
       expect(r.code, args.join(" ")).toBe(2);
     }
     expect(t.runCount()).toBe(0);
-  }, 600_000);
+  });
 
   it("a configured sink's fromRun that no run of the snapshot can be: sync exits 2 before the run, not 1 after it", async () => {
     const t = setup("fromrun", { sinks: { lake: { type: "folder", dir: "lake", fromRun: 9 } } });
@@ -80,7 +80,7 @@ describe("one validator for sync, jobs, schedule and config check", () => {
     expect(sync.code).toBe(2);
     expect(t.runCount()).toBe(0);
     expect(existsSync(join(t.cwd, "lake"))).toBe(false);
-  }, 600_000);
+  });
 
   it("a configured sink's fromRun that contradicts what the folder received: refused at load, naming the sink", async () => {
     const t = setup("contra", { sinks: { lake: { type: "folder", dir: "lake" } } });
@@ -93,7 +93,7 @@ describe("one validator for sync, jobs, schedule and config check", () => {
     const check = await t.cli("config", "check");
     expect(check.code).toBe(2);
     expect(check.stdout + check.stderr).toMatch(/benefits-sync\.config\.json: sinks\.lake\.fromRun: /);
-  }, 600_000);
+  });
 
   it("a warehouse whose password variable is unset: sync and config check refuse it; runs and jobs, which deliver nothing, do not", async () => {
     const t = setup("urlenv", {});
@@ -110,7 +110,7 @@ describe("one validator for sync, jobs, schedule and config check", () => {
       expect(r.stderr, args.join(" ")).not.toMatch(/WAREHOUSE_URL_FOR_TEST/);
       expect(r.code, args.join(" ")).toBe(0);
     }
-  }, 600_000);
+  });
 
   it("problems in several layers (a bad baseUrl, a */61 schedule, a misspelt job, two bad sinks): config check names them all in one go, exit 2", async () => {
     const t = setup("several", {
@@ -130,7 +130,7 @@ describe("one validator for sync, jobs, schedule and config check", () => {
     expect(r.stderr, said).toMatch(/sinks\.wh\.urlEnv: the environment variable WAREHOUSE_URL_UNSET_FOR_TEST is not set/);
     expect(r.stderr, said).toContain(`${file}: 5 problems;`);
     expect(existsSync(t.db), "config check created the snapshot").toBe(false);
-  }, 600_000);
+  });
 });
 
 describe("config check tries the webhook receiver's setup as `webhooks serve` would", () => {
@@ -150,25 +150,25 @@ describe("config check tries the webhook receiver's setup as `webhooks serve` wo
     expect(r.stderr).toMatch(/2 problems for the webhook receiver; sync and jobs are not affected/);
     expect(r.out).not.toContain(SECRET_A);
     expect(r.out).not.toContain("short-one");
-  }, 600_000);
+  });
 
   it("a certificate that cannot be read: exit 2 naming webhooks.tls.cert and the file", async () => {
     const r = await run("wh-tls", { webhooks: { tls: { cert: "no-such-cert.pem", key: "no-such-key.pem" } } }, { BENEFITS_WEBHOOK_SECRET: SECRET_A });
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/webhooks\.tls\.cert: no-such-cert\.pem cannot be read \(ENOENT\)/);
     expect(r.stderr).toMatch(/webhooks\.tls\.key: no-such-key\.pem cannot be read \(ENOENT\)/);
-  }, 600_000);
+  });
 
   it("a good setup: exit 0 and one line saying where it listens, how many secrets and which Auth, no secret shown", async () => {
     const r = await run("wh-good", { webhooks: { port: 9911, auth: { type: "bearer", tokenEnv: "PORTAL_TOKEN_FOR_TEST" } } }, { BENEFITS_WEBHOOK_SECRET: `${SECRET_A},${SECRET_B}`, PORTAL_TOKEN_FOR_TEST: "portal-token-value-0123456789" });
     expect(r.code).toBe(0);
     expect(r.stdout).toContain("  webhooks: http://127.0.0.1:9911/webhooks, 2 secrets, Auth: bearer token\n");
     for (const s of [SECRET_A, SECRET_B, "portal-token-value-0123456789"]) expect(r.out).not.toContain(s);
-  }, 600_000);
+  });
 
   it("no webhook settings at all: exit 0, the line says it is not set up", async () => {
     const r = await run("wh-none", {}, {});
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/ {2}webhooks: not set up \(no BENEFITS_WEBHOOK_SECRET/);
-  }, 600_000);
+  });
 });

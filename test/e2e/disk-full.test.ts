@@ -88,7 +88,7 @@ describe.each(disks)("a snapshot on a full disk (tmpfs of %s)", (_name, fill) =>
       [1, "failed"],
       [2, "succeeded"],
     ]);
-  }, 600_000);
+  });
 });
 
 /**
@@ -145,5 +145,5 @@ describe("a snapshot on a disk that fills as the first run starts", () => {
       }
     }
     expect(leftARun, "no disk from 2400k to 5200k filled between the run's row and its walk: the sizes no longer bracket it").toBeGreaterThan(0);
-  }, 600_000);
+  });
 });

@@ -1,8 +1,10 @@
 /**
  * The census and group-onboarding pages' examples, run as printed against the stand-in sandbox
  * they name: the data file written exactly as the page prints it, each command line through
- * `sh -c` with `benefits-sync` on the PATH. What they claim is checked in the sandbox's own records
- * (its listings and its count of the writes that reached it), not in our output alone.
+ * `sh -c` with `benefits-sync` on the PATH; the one change is the pages' port 4010, swapped for a
+ * free one in every line (a sandbox a reader left running may hold it). What they claim is checked
+ * in the sandbox's own records (its listings and its count of the writes that reached it), not in
+ * our output alone.
  */
 import { mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -10,7 +12,7 @@ import { join } from "node:path";
 import { request } from "undici";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { censusSsns, expectNoCensusSsn, writtenFiles, type Place } from "../helpers/census-ssn-scan.js";
-import { installedEnv, runPrinted, startPrinted, type PrintedServer } from "../helpers/printed-commands.js";
+import { installedEnv, runPrinted, startOnFreePort, type PrintedServer } from "../helpers/printed-commands.js";
 import { docPage, namedBlock, printedFile } from "../helpers/readme-blocks.js";
 
 let dir: string;
@@ -26,16 +28,23 @@ afterEach(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-/** Start the block's first line (the sandbox); the key the page prints must be the one its banner gives. */
-async function serve(block: string[]): Promise<{ url: string; key: string }> {
-  const [line, ...rest] = block;
-  expect(line).toMatch(/^benefits-sync sandbox\b/);
-  sandbox = await startPrinted(line!, dir, env);
+/** The port the pages print; their lines run with it swapped for a free one. */
+const PRINTED_PORT = 4010;
+
+/**
+ * Start the block's first line (the sandbox) on a free port, the rest swapped to match; the key
+ * the page prints must be the one its banner gives. `lines`: the block as it runs.
+ */
+async function serve(block: string[]): Promise<{ url: string; key: string; lines: string[]; says: string }> {
+  expect(block[0]).toMatch(/^benefits-sync sandbox\b/);
+  const started = await startOnFreePort(block, PRINTED_PORT, dir, env);
+  sandbox = started.server;
+  const [, ...rest] = started.lines;
   const url = /listening on (http:\/\/\S+?),/.exec(sandbox.banner)?.[1];
   const key = /full key:\s+(\S+)/.exec(sandbox.banner)?.[1];
-  expect(url && key, sandbox.banner).toBeTruthy();
-  for (const l of rest.filter((x) => x.includes("BENEFITS_API_KEY="))) expect(l).toContain(`BENEFITS_BASE_URL=${url} BENEFITS_API_KEY=${key} `);
-  return { url: url!, key: key! };
+  expect(url && key, `${started.says}\n${sandbox.banner}`).toBeTruthy();
+  for (const l of rest.filter((x) => x.includes("BENEFITS_API_KEY="))) expect(l, started.says).toContain(`BENEFITS_BASE_URL=${url} BENEFITS_API_KEY=${key} `);
+  return { url: url!, key: key!, lines: started.lines, says: started.says };
 }
 
 async function get<T>(url: string, key: string, path: string): Promise<T> {
@@ -59,22 +68,22 @@ type Member = { id: string; firstName: string; lastName: string; dateOfBirth: st
 type Group = { id: string; groupId: string; plans: { id: string }[] };
 
 describe("docs/census.md: the example", () => {
-  it("runs as printed: the plan lists the file's people and sends nothing, apply adds them once, the same apply again sends nothing", async () => {
+  it("runs as printed (port 4010 swapped for a free one): the plan lists the file's people and sends nothing, apply adds them once, the same apply again sends nothing", async () => {
     const page = docPage("census.md");
     const csv = printedFile(page, "census.csv");
     writeFileSync(join(dir, "census.csv"), csv);
     const block = namedBlock(page, "census: against the stand-in sandbox");
-    const { url, key } = await serve(block);
+    const { url, key, lines, says } = await serve(block);
     // The page's claim: group 200000 has one plan (so the file needs no plan_id).
     const group = (await list<Group>(url, key, "/v2/groups")).find((g) => g.groupId === "200000");
     expect(group?.plans).toHaveLength(1);
 
     const outputs: Place[] = [];
     const results = [];
-    for (const line of block.slice(1)) {
+    for (const line of lines.slice(1)) {
       const r = runPrinted(line, dir, env);
       outputs.push([`${line} stdout`, r.stdout], [`${line} stderr`, r.stderr]);
-      expect(r.status, `${line}\n${r.stderr}`).toBe(0);
+      expect(r.status, `${line} (${says})\n${r.stderr}`).toBe(0);
       results.push(r);
     }
     const [, plan, apply, again] = results;
@@ -101,20 +110,20 @@ describe("docs/census.md: the example", () => {
 });
 
 describe("docs/groups-create.md: the printed group file", () => {
-  it("creates the group and enrolls its members as printed; run again, it sends nothing", async () => {
+  it("creates the group and enrolls its members as printed (port 4010 swapped for a free one); run again, it sends nothing", async () => {
     const page = docPage("groups-create.md");
     const file = printedFile(page, "acme.json");
     writeFileSync(join(dir, "acme.json"), file);
     const block = namedBlock(page, "groups create: against the stand-in sandbox");
-    const { url, key } = await serve(block);
+    const { url, key, lines, says } = await serve(block);
     expect(block).toHaveLength(2);
 
-    const first = runPrinted(block[1]!, dir, env);
-    expect(first.status, first.stderr).toBe(0);
+    const first = runPrinted(lines[1]!, dir, env);
+    expect(first.status, `${says}\n${first.stderr}`).toBe(0);
     expect(first.stdout).toContain("group G-2027-ACME: created");
     expect(first.stdout).toContain("members: 2 enrolled, 0 already enrolled, 0 failed, 0 unknown, 0 not sent");
-    const second = runPrinted(block[1]!, dir, env);
-    expect(second.status, second.stderr).toBe(0);
+    const second = runPrinted(lines[1]!, dir, env);
+    expect(second.status, `${says}\n${second.stderr}`).toBe(0);
     expect(second.stdout).toContain("group G-2027-ACME: already there");
 
     // The sandbox's records: the group once, its two members with the file's memberIds, one create and one enrollment sent.

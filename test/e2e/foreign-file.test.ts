@@ -90,7 +90,7 @@ describe("--db pointed at a file that is not a benefits-sync snapshot", () => {
     expect(after.prepare("SELECT name FROM sqlite_master ORDER BY name").pluck().all()).toEqual(["customers", "runs"]);
     after.close();
     expect(statSync(path).mode & 0o777).toBe(0o644);
-  }, 600_000);
+  });
 
   it("a SQLite file with another application's application_id is refused", async () => {
     const folder = join(dir, "appid");
@@ -101,7 +101,7 @@ describe("--db pointed at a file that is not a benefits-sync snapshot", () => {
     other.close();
     chmodSync(path, 0o644);
     await expectRefusedUntouched(path, /is not a benefits-sync snapshot: it is a SQLite database of another application \(application_id 0x47504b47\)/);
-  }, 600_000);
+  });
 
   it("a file of random bytes is refused by every command and left as it was", async () => {
     const folder = join(dir, "random");
@@ -110,7 +110,7 @@ describe("--db pointed at a file that is not a benefits-sync snapshot", () => {
     writeFileSync(path, randomBytes(5000));
     chmodSync(path, 0o644);
     await expectRefusedUntouched(path, /is not a benefits-sync snapshot: it is not a SQLite database \(5000 bytes that do not begin with SQLite's header\)/);
-  }, 600_000);
+  });
 
   it("a directory is refused by every command and left as it was", async () => {
     const folder = join(dir, "dirs");
@@ -119,7 +119,7 @@ describe("--db pointed at a file that is not a benefits-sync snapshot", () => {
     mkdirSync(path, 0o755);
     await expectRefusedUntouched(path, /is a directory/);
     expect(readdirSync(path)).toEqual([]);
-  }, 600_000);
+  });
 });
 
 describe("--db that is ours", () => {
@@ -135,7 +135,7 @@ describe("--db that is ours", () => {
       expect(db.prepare("SELECT status FROM _runs").pluck().all()).toEqual(["succeeded"]);
       db.close();
     }
-  }, 600_000);
+  });
 
   it("a snapshot made by an older benefits-sync (schema 6, no application_id) is still recognised, and marked", async () => {
     const path = join(dir, "old.db");
@@ -157,5 +157,5 @@ describe("--db that is ours", () => {
     const db = new BetterSqlite3(path, { readonly: true });
     expect(db.pragma("application_id", { simple: true })).toBe(OUR_APPLICATION_ID);
     db.close();
-  }, 600_000);
+  });
 });

@@ -73,7 +73,7 @@ describe("benefits-sync init", () => {
     expect(check.code, check.stderr).toBe(0);
     expect(check.stdout).toMatch(/^benefits-sync\.config\.json: OK\n/);
     expect(check.stdout).toMatch(/key: +BENEFITS_API_KEY is not set/);
-  }, 600_000);
+  });
 
   it("never writes over an existing file: exit 2, the file byte for byte as it was", async () => {
     const t = folder("exists");
@@ -83,7 +83,7 @@ describe("benefits-sync init", () => {
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/benefits-sync\.config\.json already exists; nothing was written/);
     expect(readFileSync(join(t.cwd, "benefits-sync.config.json"), "utf8")).toBe(mine);
-  }, 600_000);
+  });
 
   it("a URL that is not one: exit 2, naming the flag, and no file", async () => {
     const t = folder("badurl");
@@ -91,7 +91,7 @@ describe("benefits-sync init", () => {
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/baseUrl: expected an http\(s\) URL, got "benefits\.example\.com" \(from --base-url\)/);
     expect(existsSync(join(t.cwd, "benefits-sync.config.json"))).toBe(false);
-  }, 600_000);
+  });
 
   it("without a URL and a key it says what is left (set BENEFITS_API_KEY, the baseUrl) and calls nothing", async () => {
     const t = folder("left");
@@ -99,7 +99,7 @@ describe("benefits-sync init", () => {
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toMatch(/Left to do before the first sync: set "baseUrl" in benefits-sync\.config\.json .*; set BENEFITS_API_KEY/);
     expect(r.stdout).not.toMatch(/endpoint/);
-  }, 600_000);
+  });
 
   it("with the URL and the key, it ends with doctor's checks: all pass against a running service", async () => {
     const t = folder("doctor");
@@ -107,7 +107,7 @@ describe("benefits-sync init", () => {
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toMatch(/GET \/v2\/members +ok/);
     expect(r.stdout).toMatch(/All 6 checks passed\.\nReady: run benefits-sync sync/);
-  }, 600_000);
+  });
 
   it("a URL nobody serves yet: the file is written (exit 0), doctor's table shows why, and the last line says what is left", async () => {
     const t = folder("nobody");
@@ -117,7 +117,7 @@ describe("benefits-sync init", () => {
     expect(existsSync(join(t.cwd, "benefits-sync.config.json"))).toBe(true);
     expect(r.stdout).toMatch(/GET \/v2\/members +failed/);
     expect(r.stdout.trimEnd().split("\n").pop()).toMatch(/^Left to do: the service did not pass every check above; fix "baseUrl" in benefits-sync\.config\.json or BENEFITS_API_KEY, then run benefits-sync doctor\.$/);
-  }, 600_000);
+  });
 
   it("the README's set-up commands, run as printed, succeed in an empty folder", async () => {
     const readme = readFileSync(README, "utf8");
@@ -130,5 +130,5 @@ describe("benefits-sync init", () => {
       const r = await t.cli(line.split(/\s+/).slice(1));
       expect(r.code, `${line}\n${r.stderr}`).toBe(0);
     }
-  }, 600_000);
+  });
 });

@@ -31,7 +31,7 @@ beforeAll(async () => {
     const r = await startCli(["sync", "--claims-since", ALL_CLAIMS.from, "--claims-until", ALL_CLAIMS.to, "--quiet"], env, cwd).done;
     expect(r.code, r.stderr).toBe(0);
   }
-}, 600_000);
+});
 afterAll(async () => {
   await sb?.close();
   if (cwd) rmSync(cwd, { recursive: true, force: true });
@@ -109,7 +109,7 @@ describe("leftovers of a killed delivery", () => {
     expect(hidden(join(cwd, "X"))).toEqual([]);
     expect(runFolders(join(cwd, "X"))).toEqual([1, 2, 3, 4]);
     for (const n of [1, 2, 3, 4]) expectComplete(join(cwd, "X", runDir(n)));
-  }, 600_000);
+  });
 
   it("a delivery to a folder another live process is writing leaves that process's hidden folder (and a recent one it cannot check), clears a dead one's; the other then finishes whole", async () => {
     const live = await exportStoppedMidWrite(2, "Z");
@@ -133,5 +133,5 @@ describe("leftovers of a killed delivery", () => {
     expect(hidden(join(cwd, "Z"))).toEqual([".3.tmp-Qq1Qq1"]);
     expect(runFolders(join(cwd, "Z"))).toEqual([2, 3]);
     expectComplete(join(cwd, "Z", runDir(2)));
-  }, 600_000);
+  });
 });

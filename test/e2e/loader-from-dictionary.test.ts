@@ -129,5 +129,5 @@ describe("a loader written from the dictionary alone", () => {
     } finally {
       db.close();
     }
-  }, 600_000);
+  });
 });

@@ -92,7 +92,7 @@ describe("new field paths", () => {
     expect(table.code, table.stderr).toBe(0);
     for (const f of recorded) expect(table.stdout).toMatch(new RegExp(`^${f.resource}\\s+${f.path.replace(/\./g, "\\.")}\\s+2\\s+${f.firstSeenAt.replace(/\./g, "\\.")}${f.masked ? "\\s+an SSN by its name: .+" : ""}$`, "m"));
     expect(table.stdout + told.stdout).not.toContain(SSN);
-  }, 600_000);
+  });
 
   it("a new field the SSN rule masked says so: in the notice, sync --json, the table, doctor and doctor --json", async () => {
     // A snapshot of its own, whose first run sees the fields: a key the rule names at the top and
@@ -156,7 +156,7 @@ describe("new field paths", () => {
     expect(table.stdout).toMatch(new RegExp(`^members\\s+socialSecurityNumber\\s+1\\s+\\S+\\s+an SSN by its name: ${stored("socialSecurityNumber")}$`, "m"));
     expect(table.stdout).toMatch(/^members\s+preferredLanguage\s+1\s+\S+$/m);
     expect(table.stdout + told.stdout).not.toContain(SSN);
-  }, 600_000);
+  });
 
   it("doctor before any snapshot: none seen, and no snapshot file made", async () => {
     const fresh = join(dir, "none-yet.db");
@@ -166,7 +166,7 @@ describe("new field paths", () => {
     const text = await startCli(["doctor"], { ...env, BENEFITS_DB: fresh }, dir).done;
     expect(text.stdout).toContain(`New fields: none seen (no snapshot yet at ${fresh}).`);
     expect(existsSync(fresh)).toBe(false);
-  }, 600_000);
+  });
 
   it("doctor with a snapshot path that holds no snapshot: its checks still pass, and it says the file could not be read", async () => {
     const notOurs = join(dir, "notes.txt");
@@ -177,5 +177,5 @@ describe("new field paths", () => {
     expect(r.stdout).toContain("New fields: the snapshot could not be read (");
     expect(r.stdout).toContain(notOurs);
     expect(readFileSync(notOurs, "utf8")).toBe("not a database\n");
-  }, 600_000);
+  });
 });

@@ -100,5 +100,5 @@ describe("a new user's first session", () => {
     } finally {
       await setFaults({});
     }
-  }, 600_000);
+  });
 });

@@ -108,7 +108,7 @@ describe("notify", () => {
     } finally {
       sb.setFaults({});
     }
-  }, 600_000);
+  });
 
   it("a failing job posts one message with the job, run, status and error code, never an SSN or the key", async () => {
     const w = workspace("failing", { notify: { url: `${hook}/hooks/${TOKEN}` } });
@@ -129,7 +129,7 @@ describe("notify", () => {
     } finally {
       sb.setFaults({});
     }
-  }, 600_000);
+  });
 
   it("sync posts too: a failed sync is told", async () => {
     const w = workspace("sync", { notify: { url: `${hook}/hooks/${TOKEN}` } });
@@ -145,7 +145,7 @@ describe("notify", () => {
     } finally {
       sb.setFaults({});
     }
-  }, 600_000);
+  });
 
   it("schedule posts too: a scheduled job that fails is told, with the variable the config names", async () => {
     const off = { enabled: false };
@@ -165,7 +165,7 @@ describe("notify", () => {
     expect(more).toEqual([]);
     expect(text).toMatch(/^benefits-sync hourly-member-sync, run 1: failed: /);
     expect(text).not.toContain("sbx_refused_0000000000");
-  }, 600_000);
+  });
 
   it("a message that does not land is a warning naming the receiver by host and port; the exit status stays the run's", async () => {
     const answered500 = workspace("broken", { notify: { url: `${hook}/broken/${TOKEN}` } });
@@ -189,7 +189,7 @@ describe("notify", () => {
     } finally {
       sb.setFaults({});
     }
-  }, 600_000);
+  });
 
   it("a receiver that takes the connection and never answers: the job still ends, its status its run's, with the warning", async () => {
     const silent = createNetServer(() => {}); // accepts, reads nothing, answers nothing
@@ -206,7 +206,7 @@ describe("notify", () => {
       sb.setFaults({});
       silent.close();
     }
-  }, 600_000);
+  });
 
   it("docs/jobs.md's notify config (moved there from the README), as printed: checked like the sinks' urlEnv, then a failing job is told", async () => {
     const text = readFileSync(docPage("jobs.md"), "utf8");
@@ -238,5 +238,5 @@ describe("notify", () => {
     } finally {
       sb.setFaults({});
     }
-  }, 600_000);
+  });
 });

@@ -119,7 +119,7 @@ describe("an output belongs to the snapshot that first delivered to it", () => {
     expect(own.code, own.stderr).toBe(0);
     expect(runFolders(join(t.cwd, "Y"))).toEqual([1, 2]);
     expect(existsSync(join(t.cwd, "c.db"))).toBe(false);
-  }, 600_000);
+  });
 
   it("a warehouse fed from one snapshot: sync --sink and export --sink from another exit 2 naming both ids, and the warehouse is as it was", async (ctx) => {
     const url = await pg.freshDatabase(ctx);
@@ -145,5 +145,5 @@ describe("an output belongs to the snapshot that first delivered to it", () => {
     const a2 = await t.sync("a.db", "--sink", url);
     expect(a2.code, a2.stderr).toBe(0);
     expect((await pg.query<{ run_id: string }>(url, "SELECT run_id FROM benefits_sync._loads ORDER BY run_id")).map((r) => Number(r.run_id))).toEqual([1, 2]);
-  }, 600_000);
+  });
 });

@@ -87,5 +87,5 @@ describe("PHI and keys never reach the snapshot, the outputs or the logs", () =>
     } finally {
       reader.close();
     }
-  }, 600_000);
+  });
 });

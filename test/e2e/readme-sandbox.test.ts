@@ -1,8 +1,10 @@
 /**
  * The README's stand-in recipe ("The sandbox as a stand-in"), each line run through `sh -c` exactly
  * as printed, with `benefits-sync` on the PATH as an install puts it: the sandbox in the first
- * terminal, then the other lines in order. The second sync must see the days that passed, the
- * claims of the advanced week included: its window ends on the sandbox's today, not the real date.
+ * terminal, then the other lines in order. The one change: the README's port 4010, swapped for a
+ * free one in every line (a sandbox the reader left running may hold it). The second sync must
+ * see the days that passed, the claims of the advanced week included: its window ends on the
+ * sandbox's today, not the real date.
  */
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -10,7 +12,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import BetterSqlite3 from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { installedEnv, runPrinted, startPrinted } from "../helpers/printed-commands.js";
+import { installedEnv, runPrinted, startOnFreePort } from "../helpers/printed-commands.js";
 
 const README = readFileSync(fileURLToPath(new URL("../../README.md", import.meta.url)), "utf8");
 
@@ -33,17 +35,17 @@ beforeAll(() => {
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe("README: the sandbox as a stand-in", () => {
-  it("runs as printed: sandbox, sync, advance, sync sees the changed days", { timeout: 600_000 }, async () => {
-    const [serve, ...rest] = recipe();
-    expect(serve).toMatch(/^benefits-sync sandbox\b/);
-    // The README's port is fixed: another suite may hold it for a while (startPrinted tries again).
-    const sb = await startPrinted(serve!, dir, env);
+  it("runs as printed (port 4010 swapped for a free one): sandbox, sync, advance, sync sees the changed days", async () => {
+    const printed = recipe();
+    expect(printed[0]).toMatch(/^benefits-sync sandbox\b/);
+    const { server: sb, lines, says } = await startOnFreePort(printed, 4010, dir, env);
     try {
       const banner = sb.banner;
+      const rest = lines.slice(1);
       const outputs: string[] = [];
       for (const line of rest) {
         const r = runPrinted(line, dir, env);
-        expect(r.status, `${line}\n${r.stderr}`).toBe(0);
+        expect(r.status, `${line} (${says})\n${r.stderr}`).toBe(0);
         outputs.push(r.stdout);
       }
       // The key printed in the README is the one the banner gives.

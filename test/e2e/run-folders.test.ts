@@ -57,7 +57,7 @@ describe("sync --out DIR: one run, one folder", () => {
     expect(r.code, r.stderr).toBe(0);
     expect(runFolders(join(t.cwd, "deltas"))).toEqual([1, 2, 3, 4]);
     await t.expectEachIsItsExport("deltas");
-  }, 600_000);
+  });
 
   it("a failed delivery night, then the night after writes the missed folder and its own, each equal to export --run N", async () => {
     const t = setup("catchup");
@@ -74,7 +74,7 @@ describe("sync --out DIR: one run, one folder", () => {
     expect(after.code, after.stderr).toBe(0);
     expect(runFolders(join(t.cwd, "deltas"))).toEqual([1, 2, 3]);
     await t.expectEachIsItsExport("deltas");
-  }, 600_000);
+  });
 
   it("--from-run N starts a new folder at run N (recorded: the runs before it are never pending); a start that is no run, or that contradicts what the folder has, exits 2 and changes nothing", async () => {
     const t = setup("from");
@@ -107,5 +107,5 @@ describe("sync --out DIR: one run, one folder", () => {
     const range = await t.cli("export", "--run", "4", "--from-run", "2", "--out", "range", "--quiet");
     expect(range.code, range.stderr).toBe(0);
     expect(runFolders(join(t.cwd, "range"))).toEqual([2, 3, 4]);
-  }, 600_000);
+  });
 });

@@ -83,7 +83,7 @@ function drained(receiver: CliRun, what: string): Promise<true> {
 }
 
 describe("kill -9 of the receiver under 1,000 concurrent events about real members", () => {
-  it(`every event that got a 2xx is applied after the restart, none twice (${ROUNDS} rounds)`, { timeout: 600_000 }, async () => {
+  it(`every event that got a 2xx is applied after the restart, none twice (${ROUNDS} rounds)`, { timeout: Math.max(120_000, ROUNDS * 30_000) }, async () => {
     const first = await startCli(["sync", "--quiet"], env, dir).done;
     expect(first.code, first.stderr).toBe(0);
     const rng = new Rng(20261124);

@@ -82,4 +82,4 @@ it("a sync started while the worker waits on a rate-limited member lookup gets t
   } finally {
     snap.close();
   }
-}, 300_000);
+});

@@ -11,9 +11,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { request } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { spawn, spawnSync } from "node:child_process";
-import { chmodSync, mkdirSync } from "node:fs";
-import { CLI, startCli, type CliRun } from "../helpers/cli-process.js";
+import { startCli, type CliRun } from "../helpers/cli-process.js";
+import { installedEnv, runPrinted, startOnFreePort } from "../helpers/printed-commands.js";
 import { closedPort } from "../helpers/ports.js";
 import { readmeBlock } from "../helpers/readme-blocks.js";
 import { waitUntil } from "../helpers/wait.js";
@@ -142,24 +141,14 @@ describe("webhooks serve: SIGTERM", () => {
 });
 
 describe("README: webhooks: receive", () => {
-  it("runs as printed: the receiver in one terminal, its health check in another", async () => {
-    const [serveLine, check] = readmeBlock("webhooks: receive");
+  it("runs as printed (port 8787 swapped for a free one): the receiver in one terminal, its health check in another", async () => {
     const home = join(dir, "readme");
-    const bin = join(home, "bin");
-    mkdirSync(bin, { recursive: true });
-    writeFileSync(join(bin, "benefits-sync"), `#!/bin/sh\nexec "${process.execPath}" "${CLI}" "$@"\n`);
-    chmodSync(join(bin, "benefits-sync"), 0o755);
-    const env = { PATH: `${bin}:${process.env.PATH ?? ""}`, ...SERVICE, BENEFITS_WEBHOOK_SECRET: SECRET };
-    const server = spawn("sh", ["-c", `exec ${serveLine!}`], { cwd: home, env, stdio: ["ignore", "pipe", "pipe"] });
-    let out = "";
-    server.stdout.on("data", (d: Buffer) => (out += d.toString()));
-    const exited = new Promise<number | null>((resolve) => server.once("close", resolve));
-    await waitUntil("the listening line", () => out.includes('"webhooks.listening"') || (server.exitCode !== null ? Promise.reject(new Error(`exited ${server.exitCode}`)) : undefined));
-    const r = spawnSync("sh", ["-c", check!], { cwd: home, env, encoding: "utf8" });
-    expect(r.status, r.stderr).toBe(0);
+    const env = { ...installedEnv(home), ...SERVICE, BENEFITS_WEBHOOK_SECRET: SECRET };
+    const { server, lines, says } = await startOnFreePort(readmeBlock("webhooks: receive"), 8787, home, env, '"webhooks.listening"');
+    const r = runPrinted(lines[1]!, home, env);
+    expect(r.status, `${lines[1]} (${says})\n${r.stderr}`).toBe(0);
     expect(JSON.parse(r.stdout)).toEqual({ ok: true });
-    server.kill("SIGTERM");
-    expect(await exited).toBe(143);
+    expect(await server.stop()).toBe(143);
     // The inbox is beside the default snapshot, in the working directory.
     expect(existsSync(join(home, "benefits-sync.inbox.db"))).toBe(true);
   });

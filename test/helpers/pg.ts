@@ -28,7 +28,7 @@ export function usePostgres(): PgHandle {
       problem = e instanceof Error ? e.message : String(e);
       if (process.env.CI === "true") throw new Error(`CI=true and PostgreSQL is needed: ${problem}`);
     }
-  }, 600_000);
+  });
   afterAll(async () => {
     await cluster?.stop();
   });

@@ -13,7 +13,8 @@ const RUNS = Number(process.env.CENSUS_SIM_RUNS ?? 6);
 const BASE = process.env.CENSUS_SIM_SEED === "random" ? Math.floor(Math.random() * 1e6) : Number(process.env.CENSUS_SIM_SEED ?? 500);
 
 describe("simulation: two census appliers on one group, after a killed apply, with lost answers", () => {
-  it(`${RUNS} schedule(s) from seed ${BASE}: every hire once, no write sent twice, no lock left, no SSN written`, async () => {
+  // Its own timeout, from the count: 6 schedules take 30 s on a loaded machine; a long run has more.
+  it(`${RUNS} schedule(s) from seed ${BASE}: every hire once, no write sent twice, no lock left, no SSN written`, { timeout: Math.max(120_000, RUNS * 20_000) }, async () => {
     const failures: string[] = [];
     for (let i = 0; i < RUNS; i++) {
       const seed = BASE + i;

@@ -198,7 +198,7 @@ describe("the analyst's questions in the Postgres warehouse", () => {
     const w = await world(ctx);
     await w.sync();
     expect(await compareAll(w)).toBeGreaterThanOrEqual(13);
-  }, 600_000);
+  });
 
   it("after runs 2 and 3 (a day of changes each): every answer equals the snapshot's, for every run so far", async (ctx) => {
     const w = await world(ctx);
@@ -213,7 +213,7 @@ describe("the analyst's questions in the Postgres warehouse", () => {
     expect(w.t.db.prepare("SELECT COUNT(*) FROM claims_history WHERE valid_to_run IS NOT NULL").pluck().get()).toBeGreaterThan(0);
     // Every question had rows to compare at some point.
     expect(Object.fromEntries([...sqlite.keys()].map((q) => [q, (answered.get(q) ?? 0) > 0]))).toEqual(Object.fromEntries([...sqlite.keys()].map((q) => [q, true])));
-  }, 600_000);
+  });
 
   it("the statements in the prose of the README, docs/sinks.md and the guide run as printed on the loaded warehouse", async (ctx) => {
     const w = await world(ctx);
@@ -227,5 +227,5 @@ describe("the analyst's questions in the Postgres warehouse", () => {
     } finally {
       await c.end();
     }
-  }, 600_000);
+  });
 });

@@ -82,7 +82,7 @@ describe("a snapshot remembers the service it copies", () => {
     const again = await runCli(["sync", "--json", "--quiet"], { env: { ...env, BENEFITS_ENV: "sandbox" }, cwd: dir });
     expect(again.code).toBe(ExitCode.OK);
     expect(runsIn(db).runs).toBe(2);
-  }, 600_000);
+  });
 
   it("synced from a base URL, it accepts that URL again and refuses the embedded sandbox", async () => {
     const db = join(dir, "remote.db");
@@ -99,5 +99,5 @@ describe("a snapshot remembers the service it copies", () => {
     expect(sandbox.stderr).toContain(`the service at ${other.baseUrl}`);
     expect(sandbox.stderr).toContain("the embedded sandbox");
     expect(runsIn(db)).toEqual(before);
-  }, 600_000);
+  });
 });

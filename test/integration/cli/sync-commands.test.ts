@@ -106,7 +106,7 @@ describe("benefits-sync sync / runs / demo", () => {
     expect(failed.stdout + failed.stderr).not.toContain(env.BENEFITS_API_KEY);
     const runs = await runCli(["runs", "--json"], { env: down, cwd: dir });
     expect((JSON.parse(runs.stdout) as { status: string }[])[0]!.status).toBe("failed");
-  }, 600_000);
+  });
 
   it("sync --out: a failed delivery exits 1 and keeps the run succeeded; the next sync --out to that directory carries its changes", async () => {
     const e = { ...env, BENEFITS_DB: join(dir, "deliver.db") };
@@ -156,7 +156,7 @@ describe("benefits-sync sync / runs / demo", () => {
     // --quiet prints nothing when all went well (cron mails whatever a job prints).
     const quiet = await runCli(["sync", ...window, "--quiet", "--out", out], { env: e, cwd: dir });
     expect([quiet.code, quiet.stdout, quiet.stderr]).toEqual([ExitCode.OK, "", ""]);
-  }, 600_000);
+  });
 
   it("demo runs the whole story and writes the run's deltas with a manifest that matches the files", async () => {
     const out = join(dir, "demo");
@@ -186,5 +186,5 @@ describe("benefits-sync sync / runs / demo", () => {
     const again = await runCli(["demo", "--members", "300", "--out", out, "--quiet"], { env: {}, cwd: dir });
     expect(again.code, again.stderr).toBe(ExitCode.OK);
     expect(readdirSync(join(out, "deltas"))).toEqual([runDir(2)]);
-  }, 600_000);
+  });
 });

@@ -51,7 +51,7 @@ beforeAll(async () => {
   expect((await runCli(["sync", ...window, "--config", join(dir, "once.json")], { env, cwd: dir })).code).toBe(ExitCode.RUN_FAILED);
   sb.setFaults({});
   expect((await runCli(["sync", ...window], { env, cwd: dir })).code).toBe(ExitCode.OK);
-}, 600_000);
+});
 afterAll(async () => {
   await sb?.close();
   if (dir) rmSync(dir, { recursive: true, force: true });

@@ -38,7 +38,7 @@ beforeAll(async () => {
   expect((await runCli(["sync", ...window, "--quiet"], { env, cwd: dir })).code).toBe(ExitCode.OK);
   truthB = sandboxData(sb);
   runBDate = new Date().toISOString().slice(0, 10);
-}, 600_000);
+});
 afterAll(async () => {
   await sb?.close();
   if (dir) rmSync(dir, { recursive: true, force: true });

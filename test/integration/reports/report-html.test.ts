@@ -61,7 +61,7 @@ beforeAll(async () => {
   db.close();
   dates = { a: started[0]!, b: started[1]! };
   if (available) browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox"] });
-}, 600_000);
+});
 afterAll(async () => {
   await browser?.close();
   await sb?.close();

@@ -38,7 +38,7 @@ beforeAll(async () => {
     if (i > 0) await sb.advance();
     expect((await runCli(["sync", ...window, "--quiet"], { env, cwd: dir })).code).toBe(ExitCode.OK);
   }
-}, 600_000);
+});
 afterAll(async () => {
   await sb?.close();
   if (dir) rmSync(dir, { recursive: true, force: true });
@@ -77,7 +77,7 @@ describe("kill -9 during a warehouse load", () => {
         const held = async () => Number((await pg.query<{ n: string }>(url, LOCKS))[0]!.n);
         let exited = false;
         const done = cli.done.then(() => (exited = true));
-        await waitUntil(`the load of round ${round} to hold ${locks} locks`, async () => exited || (await held()) >= locks, 120_000);
+        await waitUntil(`the load of round ${round} to hold ${locks} locks`, async () => exited || (await held()) >= locks);
         const killed = !exited;
         if (killed) {
           cli.child.kill("SIGKILL");
@@ -110,5 +110,5 @@ describe("kill -9 during a warehouse load", () => {
     } finally {
       db.close();
     }
-  }, 600_000);
+  });
 });

@@ -150,7 +150,7 @@ describe("the sandbox's sender, the inbox and the worker", () => {
     expect(recordedChanges(t.db, workerRuns).filter((c) => /^(members|coverages) /.test(c))).toEqual(dayChanges);
     // Walk and worker together: every member the sandbox has, with its coverages, equals the sandbox's.
     expectMembersMatch(t, sb, [...after.keys()]);
-  }, 600_000); // a hang guard: two days of a 500-member sandbox, a full sync beside; ~20 s alone
+  }); // two days of a 500-member sandbox, a full sync beside; ~20 s alone
 
   it("the safety net: with the receiver down a day's events are lost, and the next full walk brings the snapshot to the service's state", async () => {
     const { sb, client, t, inbox } = await setup();

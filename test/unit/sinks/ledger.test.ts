@@ -176,6 +176,27 @@ describe("the delivery ledger", () => {
     ]);
   });
 
+  it("a run listed pending again right after its delivery (the ledger lost its receipt) stops the delivery, naming the run, not written twice", async () => {
+    const t = setup();
+    const r1 = await runSync(t, baseData());
+    const r2 = await runSync(t, baseData());
+    const output = csvOutput(t.out);
+    // A ledger that does not keep a receipt: each run recorded received is forgotten at once, so
+    // every run stays pending after its delivery (the defect of a pendingRuns without its NOT EXISTS).
+    t.db.exec("CREATE TRIGGER forget_receipt AFTER INSERT ON _delivered_runs BEGIN DELETE FROM _delivered_runs WHERE output = NEW.output AND run_id = NEW.run_id; END");
+    const seen: number[][] = [];
+    const outcome = await deliverEach(t.db, output, r2.runId, (runs) => {
+      seen.push([...runs]);
+      // Before the bound, the loop wrote run 1 forever (the test stopped it after three writes).
+      if (seen.length > 3) throw new Error(`written ${seen.length} times: ${JSON.stringify(seen)}`);
+      return runs[0];
+    });
+    expect(seen).toEqual([[r1.runId]]);
+    expect(outcome).toMatchObject({ status: "failed", delivered: [r1.runId], error: { code: "LEDGER" } });
+    expect(outcome.error?.message).toContain(`run ${r1.runId} is listed pending for ${output} again right after it was delivered there`);
+    expect(t.db.prepare("SELECT status FROM _deliveries ORDER BY delivery_id").pluck().all()).toEqual(["delivered", "failed"]);
+  });
+
   it("the output identity is the absolute directory: a relative path and its absolute form are one output", () => {
     const here = process.cwd();
     expect(csvOutput("deltas")).toBe(`csv:${join(here, "deltas")}`);
