@@ -19,6 +19,7 @@ export function readSnapshotGroup(dbPath: string, group: string, key: Buffer): G
   if (dbPath === ":memory:" || !existsSync(dbPath)) throw new InputFileError([`db: no snapshot at ${dbPath}; run \`benefits-sync sync\` first (the plan compares the file with it)`]);
   const db = openDatabase(dbPath, { readonly: true });
   try {
+    // deferred: a read-only connection; one transaction for one consistent view of the group.
     return db.transaction(() => {
       const groups = db.prepare("SELECT id, groupId FROM groups WHERE id = ? OR groupId = ?").all(group, group) as { id: string; groupId: string | null }[];
       if (groups.length === 0) throw new UsageError([`--group: the snapshot has no group ${JSON.stringify(group)} (by group number or policy id); run \`benefits-sync sync\` if it is new`]);

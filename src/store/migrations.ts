@@ -263,12 +263,22 @@ export function migrate(db: Database, progress: MigrationProgress = silentProgre
       `The snapshot database has schema version ${current}, newer than this benefits-sync (${migrations.length}): upgrade benefits-sync`,
     );
   }
+  if (current === migrations.length) return;
   try {
-    for (let v = current; v < migrations.length; v++) {
-      db.transaction(() => {
-        migrations[v]!(db, progress);
-        db.pragma(`user_version = ${v + 1}`);
-      })();
+    // Each step under the write lock taken first (a migration may read before it writes, and SQLite
+    // answers SQLITE_BUSY at once, with no busy wait, to a reader that wants to write while another
+    // connection writes), its version read again under it: another process may have migrated.
+    for (;;) {
+      const done = db
+        .transaction(() => {
+          const v = db.pragma("user_version", { simple: true }) as number;
+          if (v >= migrations.length) return true;
+          migrations[v]!(db, progress);
+          db.pragma(`user_version = ${v + 1}`);
+          return false;
+        })
+        .immediate();
+      if (done) break;
     }
   } finally {
     progress.finish();

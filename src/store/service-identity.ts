@@ -112,15 +112,16 @@ export function checkServiceIdentity(db: Database, identity: ServiceIdentity, op
   const firstSeen = (): ServiceCheck => (db.prepare(COPIED_SOMETHING).get() !== undefined ? "adopted" : "recorded");
   if (opts.record === false) return firstSeen();
   // IMMEDIATE, and read again inside: two first runs racing on a new file must not both record.
-  const record = db.transaction((): ServiceCheck => {
-    const raced = readServiceIdentity(db);
-    if (raced) return compare(raced);
-    const outcome = firstSeen();
-    const value = JSON.stringify({ environment: identity.environment, baseUrl: identity.baseUrl });
-    db.prepare("INSERT INTO _meta (key, value) VALUES (?, ?)").run(SERVICE_META_KEY, value);
-    return outcome;
-  });
-  return record.immediate();
+  return db
+    .transaction((): ServiceCheck => {
+      const raced = readServiceIdentity(db);
+      if (raced) return compare(raced);
+      const outcome = firstSeen();
+      const value = JSON.stringify({ environment: identity.environment, baseUrl: identity.baseUrl });
+      db.prepare("INSERT INTO _meta (key, value) VALUES (?, ?)").run(SERVICE_META_KEY, value);
+      return outcome;
+    })
+    .immediate();
 }
 
 /** A run that copied something from a service: it succeeded, or saw records before it failed. */

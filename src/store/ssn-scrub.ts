@@ -31,7 +31,11 @@ export function scrubStoredSsns(db: Database, masker: SsnMasker | undefined, ids
   const secure = db.pragma("secure_delete", { simple: true }) as number;
   db.pragma("secure_delete = ON");
   try {
+    // Immediate: it reads before it writes, and SQLite answers SQLITE_BUSY at once (no busy wait)
+    // to a reader that wants to write while another connection writes. Checked again under the
+    // lock: another run may have scrubbed meanwhile.
     db.transaction(() => {
+      if (db.prepare("SELECT value FROM _meta WHERE key = ?").pluck().get(META_KEY) === SSN_RULE_VERSION) return;
       if (masker) {
         const refresh = versionStatements(db);
         for (const r of StoredResources) rewritten += rewriteVersions(db, r, masker, ids(r), refresh.get(r)!.refreshTyped);
@@ -39,7 +43,7 @@ export function scrubStoredSsns(db: Database, masker: SsnMasker | undefined, ids
         rewritten += rewriteTexts(db, "_runs", "run_id", "error");
       }
       db.prepare("INSERT INTO _meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value").run(META_KEY, SSN_RULE_VERSION);
-    })();
+    }).immediate();
   } finally {
     db.pragma(`secure_delete = ${secure}`);
   }

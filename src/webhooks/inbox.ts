@@ -95,7 +95,7 @@ export class Inbox {
         const acted = e.type === "member_update" && e.memberId !== null;
         return this.insert.run(e.id, e.type, e.memberId, e.receivedAt, acted ? "pending" : "ignored", acted ? e.receivedAt : null, acted ? null : e.receivedAt).changes === 1;
       }),
-    );
+    ).immediate;
   }
 
   /**
@@ -219,6 +219,6 @@ export class Inbox {
     const stmt = this.db.prepare(sql);
     this.db.transaction(() => {
       for (const id of eventIds) stmt.run(...params(id));
-    })();
+    }).immediate();
   }
 }
