@@ -88,7 +88,10 @@ export function resolveSnapshotPiiKey(dbPath: string, configured: string | undef
     else {
       // IMMEDIATE, and read again inside: two first runs racing must not both record. Recording is
       // opportunistic: while another run holds the writer (the webhook worker beside a sync), the
-      // check is left for a later run to record, and this one goes on (its own claim decides).
+      // check is left for a later run to record, and this one goes on (its own claim decides). It
+      // does not wait for the lock either: the webhook worker opens the snapshot on the thread that
+      // answers deliveries, and a busy wait there stalls them (10 s, the busy timeout).
+      db.pragma("busy_timeout = 0");
       try {
         outcome = db
           .transaction((): PiiKeyOutcome => {

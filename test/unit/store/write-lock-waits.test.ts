@@ -12,13 +12,13 @@ import BetterSqlite3 from "better-sqlite3";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createRequire } from "node:module";
-import { Worker } from "node:worker_threads";
 import { afterEach, describe, expect, it } from "vitest";
 import { ssnMasker } from "../../../src/store/pii.js";
 import { openDatabase } from "../../../src/store/database.js";
 import { migrate, migrations } from "../../../src/store/migrations.js";
+import { PII_KEY_CHECK_META, resolveSnapshotPiiKey } from "../../../src/store/pii-key-identity.js";
 import { scrubStoredSsns } from "../../../src/store/ssn-scrub.js";
+import { holdWriteLock } from "../../helpers/lock-holder.js";
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -33,42 +33,13 @@ function snapshot(): string {
   return path;
 }
 
-/**
- * Another thread takes the write lock and says so; it lets go after `holdMs` by its own clock
- * (this thread is inside SQLite's busy wait meanwhile and cannot tell it to). Resolves when it
- * holds the lock; `released` when it has let go.
- */
-async function holdWriteLock(path: string, holdMs: number): Promise<{ released: Promise<void> }> {
-  const w = new Worker(
-    `const { parentPort, workerData } = require("node:worker_threads");
-     const Database = require(workerData.module);
-     const db = new Database(workerData.path);
-     db.exec("BEGIN IMMEDIATE");
-     db.prepare("INSERT INTO _meta (key, value) VALUES ('lock-holder', 'x') ON CONFLICT (key) DO NOTHING").run();
-     parentPort.postMessage("held");
-     Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, workerData.holdMs);
-     db.exec("COMMIT");
-     db.close();
-     parentPort.postMessage("released");`,
-    { eval: true, workerData: { path, holdMs, module: createRequire(import.meta.url).resolve("better-sqlite3") } },
-  );
-  const released = new Promise<void>((resolve, reject) => {
-    w.on("error", reject);
-    w.on("message", (m) => m === "released" && resolve());
-  });
-  await new Promise<void>((resolve, reject) => {
-    w.on("error", reject);
-    w.on("message", (m) => m === "held" && resolve());
-  });
-  return { released };
-}
-
 describe("steps that read, then write, wait for the write lock", () => {
   it("the SSN rule's scrub of a new snapshot waits for another connection's write", async () => {
     const path = snapshot();
     const db = openDatabase(path);
     try {
       const { released } = await holdWriteLock(path, 300);
+      // Waits for the holder (a commit would be lost if it were rolled back under it; it rolls back).
       expect(scrubStoredSsns(db, ssnMasker(Buffer.alloc(32, 7)))).toBe(0);
       await released;
       expect(db.prepare("SELECT value FROM _meta WHERE key = 'ssn_rule'").pluck().get()).not.toBeUndefined();
@@ -93,5 +64,28 @@ describe("steps that read, then write, wait for the write lock", () => {
     } finally {
       db.close();
     }
+  });
+});
+
+describe("a step that records only when it can does not wait for the lock", () => {
+  it("the PII key check of a snapshot another connection writes is left for a later run, at once", async () => {
+    // The webhook worker opens the snapshot on the thread that answers deliveries: a wait for the
+    // busy timeout there stalled every delivery for 10 s (receiver.test.ts). The holder lets go by
+    // itself after 5 s, inside the 10 s busy timeout: a step that waited would get the lock then
+    // and record.
+    const path = snapshot();
+    const raw = new BetterSqlite3(path);
+    raw.prepare("DELETE FROM _meta WHERE key = ?").run(PII_KEY_CHECK_META);
+    raw.close();
+    const holder = await holdWriteLock(path, 5_000);
+    let outcome: string;
+    try {
+      outcome = resolveSnapshotPiiKey(path, "lock-wait-test-pii-key-0123456789").outcome;
+    } finally {
+      await holder.release();
+    }
+    expect(outcome).toBe("unchecked");
+    // Not recorded: the next run that can take the lock records it.
+    expect(resolveSnapshotPiiKey(path, "lock-wait-test-pii-key-0123456789").outcome).toBe("first");
   });
 });
