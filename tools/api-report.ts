@@ -49,7 +49,7 @@ export function apiReport(root: string): string {
   const virtual = join(root, ".api-report");
   const dts = emitDeclarations(root, entries, virtual);
   const options = compilerOptions(root);
-  const host = ts.createCompilerHost(options);
+  const host = libCachingHost(options);
   const readFile = host.readFile.bind(host);
   const fileExists = host.fileExists.bind(host);
   const getSourceFile = host.getSourceFile.bind(host);
@@ -117,6 +117,25 @@ function ancestors(dir: string, top: string): string[] {
   return out;
 }
 
+/** Declaration files of installed packages (TypeScript's lib, @types/node), parsed once for every program this process makes. */
+const installedFiles = new Map<string, ts.SourceFile | undefined>();
+
+/**
+ * A compiler host that parses an installed package's file once: each report makes two programs,
+ * and the tests make several, and parsing TypeScript's lib and @types/node was most of each.
+ */
+function libCachingHost(options: ts.CompilerOptions): ts.CompilerHost {
+  const host = ts.createCompilerHost(options);
+  const parse = host.getSourceFile.bind(host);
+  host.getSourceFile = (fileName, languageVersion, ...rest) => {
+    if (!fileName.includes("/node_modules/")) return parse(fileName, languageVersion, ...rest);
+    const key = `${fileName}\0${JSON.stringify(languageVersion)}`;
+    if (!installedFiles.has(key)) installedFiles.set(key, parse(fileName, languageVersion, ...rest));
+    return installedFiles.get(key);
+  };
+  return host;
+}
+
 function compilerOptions(root: string): ts.CompilerOptions {
   const file = join(root, "tsconfig.json");
   const parsed = ts.readConfigFile(file, ts.sys.readFile);
@@ -137,7 +156,7 @@ function emitDeclarations(root: string, entries: readonly Entry[], outDir: strin
     rootDir: root,
     outDir,
   };
-  const program = ts.createProgram(entries.map((e) => e.source), options);
+  const program = ts.createProgram(entries.map((e) => e.source), options, libCachingHost(options));
   const out = new Map<string, string>();
   const result = program.emit(undefined, (name, text) => out.set(resolve(name), text), undefined, true);
   const errors = result.diagnostics.filter((d) => d.category === ts.DiagnosticCategory.Error);

@@ -10,8 +10,8 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startSandbox, type Sandbox } from "../../../src/sandbox/index.js";
-import { startCli } from "../../helpers/cli-process.js";
+import { startSandbox, type Sandbox } from "../../src/sandbox/index.js";
+import { startCli } from "../helpers/cli-process.js";
 
 const PII = "heartbeat-text-test-pii-key-0123";
 const PASSWORD = "pingpass-7f3a91";

@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { startCli } from "../../helpers/cli-process.js";
+import { startCli } from "../helpers/cli-process.js";
 
 /**
  * The census file is read in chunks, never as one string: a file over the documented limit is
