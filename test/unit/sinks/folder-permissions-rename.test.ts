@@ -36,6 +36,9 @@ vi.mock("node:fs", async (importOriginal) => {
   return { ...fs, default: { ...fs, renameSync }, renameSync };
 });
 
+// Loaded anew, with the mock: test:quick runs files in one process, where another file may have
+// loaded these modules with the real fs.
+vi.resetModules();
 const { configuredOutputs, deliverAll } = await import("../../../src/sinks/outputs.js");
 const { useTempStores } = await import("../../helpers/temp-store.js");
 const { baseData, runSync } = await import("./fixtures.js");
