@@ -11,7 +11,7 @@ import { startCli } from "../helpers/cli-process.js";
  * refused (exit 2) before it is read, and a large allowed one is read within a memory bound,
  * measured as the peak RSS (VmHWM) of a child process that reads it.
  */
-const INPUT = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "..", "dist", "src", "eligibility", "census-input.js");
+const INPUT = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "dist", "src", "eligibility", "census-input.js");
 
 let dir: string;
 beforeEach(() => void (dir = mkdtempSync(join(tmpdir(), "bsync-census-input-"))));
