@@ -113,7 +113,7 @@ describe("sync and export --out s3://bucket/prefix", () => {
     expect((await s3.keys("lake", "creds/")).filter((k) => k.endsWith("manifest.json"))).toEqual([`creds/${runDir(1)}/manifest.json`, `creds/${runDir(2)}/manifest.json`]);
   });
 
-  it("a missing bucket exits 2 naming it, and nothing is recorded delivered: the run goes once the bucket is right", async () => {
+  it("a missing bucket exits 2 naming it; the run itself is recorded succeeded", async () => {
     const t = setup("nobucket");
     const r = await t.sync(["--out", "s3://no-such-bucket/deltas"]);
     expect(r.code, r.stderr).toBe(2);
