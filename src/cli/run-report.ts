@@ -3,19 +3,19 @@ import type { CsvDelivery } from "../sinks/csv/deliver-csv.js";
 import type { OutputDelivery } from "../sinks/outputs.js";
 import type { CommandContext } from "./context.js";
 import { ExitCode } from "./exit-codes.js";
-import { isSnapshotRefusal } from "../sinks/output-error.js";
+import { isOutputRefusal, isSnapshotRefusal } from "../sinks/output-error.js";
 
 type Ctx = Pick<CommandContext, "stdout" | "stderr" | "globals">;
 
 /**
  * 0 when the run succeeded and every delivery landed; 75 when another run held the snapshot; 2
- * when an output refused it (it belongs to another snapshot); 1 otherwise.
+ * when an output refused it (it belongs to another snapshot, or its bucket is missing or unencrypted); 1 otherwise.
  */
 export function runExitCode(report: RunReport & { deliveries?: OutputDelivery[] }): number {
   if (report.status === "busy") return ExitCode.BUSY;
   if (report.status !== "succeeded") return ExitCode.RUN_FAILED;
   const failed = report.deliveries?.filter((d) => d.outcome.status === "failed") ?? [];
-  if (failed.some((d) => isSnapshotRefusal(d.outcome.error?.code))) return ExitCode.USAGE;
+  if (failed.some((d) => isOutputRefusal(d.outcome.error?.code))) return ExitCode.USAGE;
   return failed.length ? ExitCode.RUN_FAILED : ExitCode.OK;
 }
 

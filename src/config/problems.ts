@@ -5,6 +5,9 @@ import { maskConnectionPasswords } from "../url-display.js";
 /** Keys whose values are never shown, not even when they are the bad value. */
 const SECRET_KEYS = new Set(["apiKey", "piiKey", "webhookSecrets"]);
 
+/** An unknown key of a sink that looks like a credential (an S3 sink's access key, secret or session token). */
+const CREDENTIAL_KEY = /access.?key|secret|session.?token|credential|password/i;
+
 /** Known keys per object path, for "did you mean" on a misspelt key. */
 export type KnownKeys = (path: readonly PropertyKey[]) => readonly string[];
 
@@ -30,6 +33,10 @@ export function describeIssues(
     if (issue.code === "unrecognized_keys") {
       for (const key of issue.keys) {
         const path = [...issue.path, key];
+        if (issue.path[0] === "sinks" && CREDENTIAL_KEY.test(key)) {
+          out.push(`${dotted(path)}: credentials never go in the config file (its value is not shown); remove the key, and give the AWS SDK its credentials the usual way: AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY in the environment, AWS_PROFILE, or a container or instance role${from(path)}`);
+          continue;
+        }
         const near = closest(key, knownKeys(issue.path));
         out.push(`${dotted(path)}: unknown key${near ? ` (did you mean "${near}"?)` : ""}${from(path)}`);
       }

@@ -107,6 +107,28 @@ const PostgresSink = z
     fromRun: positiveInt().optional(),
   })
   .refine((s) => (s.url === undefined) !== (s.urlEnv === undefined), { error: "give exactly one of url and urlEnv" });
+/** An S3 prefix (issue 39): the folder sink's run folders as objects; credentials only from the AWS default chain. */
+const S3Sink = z
+  .strictObject({
+    type: z.literal("s3"),
+    /** s3://bucket/prefix: run 10 goes to s3://bucket/prefix/00000010/. */
+    url: z.string({ error: "expected an s3://bucket/prefix URL" }).regex(/^s3:\/\//i, { error: "expected an s3://bucket/prefix URL" }),
+    format: z.enum(["csv", "jsonl", "parquet"], { error: oneOf(["csv", "jsonl", "parquet"]) }).default("csv"),
+    fromRun: positiveInt().optional(),
+    /** The bucket's region; default: the AWS environment's (AWS_REGION, the profile). */
+    region: nonEmpty("a region name, like eu-west-1").optional(),
+    /** An S3-compatible store's endpoint (MinIO, R2, GCS interoperability). */
+    endpoint: httpUrl().optional(),
+    /** Path-style addressing (https://endpoint/bucket/key), which most S3-compatible stores need. */
+    forcePathStyle: z.boolean({ error: "expected true or false" }).optional(),
+    /** Server-side encryption of every object: SSE-S3 ("AES256") or SSE-KMS ("aws:kms"). */
+    sse: z.enum(["AES256", "aws:kms"], { error: oneOf(["AES256", "aws:kms"]) }).optional(),
+    /** With sse "aws:kms": the KMS key (id, ARN or alias); default: the account's S3 key. */
+    kmsKeyId: nonEmpty("a KMS key id, ARN or alias").optional(),
+    /** Refuse a bucket without default encryption (unless sse is set). */
+    requireEncryption: z.boolean({ error: "expected true or false" }).optional(),
+  })
+  .refine((s) => s.kmsKeyId === undefined || s.sse === "aws:kms", { error: 'kmsKeyId goes with "sse": "aws:kms"' });
 const SinkName = /^[A-Za-z][A-Za-z0-9_-]{0,63}$/;
 
 /** One job's settings (jobs/): the schedule and time zone are checked when the jobs are read. */
@@ -205,7 +227,7 @@ export const Config = z
      * `export --sink NAME` names one.
      */
     sinks: z
-      .record(z.string().regex(SinkName, { error: "expected a sink name: a letter, then letters, digits, _ or -" }), z.discriminatedUnion("type", [FolderSink, PostgresSink], { error: "expected {\"type\": \"folder\", \"dir\": ...} or {\"type\": \"postgres\", \"url\": ...}" }))
+      .record(z.string().regex(SinkName, { error: "expected a sink name: a letter, then letters, digits, _ or -" }), z.discriminatedUnion("type", [FolderSink, PostgresSink, S3Sink], { error: "expected {\"type\": \"folder\", \"dir\": ...}, {\"type\": \"postgres\", \"url\": ...} or {\"type\": \"s3\", \"url\": ...}" }))
       .default({}),
     /** Settings per scheduled job, by name (see jobs/ and `benefits-sync jobs`). */
     jobs: z.record(z.string(), JobSettings).default({}),

@@ -9,7 +9,7 @@ import type { WalkedResource } from "../store/resources.js";
 import { rollingWindow, type ClaimsWindow } from "../extract/scopes.js";
 import type { DeltaFolder, FileFormatName } from "../sinks/files/folder-sink.js";
 import type { CsvDelivery } from "../sinks/csv/deliver-csv.js";
-import { deliverAll, type OutputDelivery, type OutputSpec } from "../sinks/outputs.js";
+import { deliverAll, outSpec, type OutputDelivery, type OutputSpec } from "../sinks/outputs.js";
 import { openDatabase } from "../store/database.js";
 import { checkSnapshotService, describeServiceIdentity, serviceIdentity, type ServiceIdentity } from "../store/service-identity.js";
 import { openSnapshot } from "../store/open-snapshot.js";
@@ -36,7 +36,7 @@ export interface SyncJobOptions {
   readonly onNotice?: (message: string) => void;
   readonly logger?: Logger;
   readonly signal?: AbortSignal;
-  /** Write the run's deltas as CSV under `outDir/00000010/` (run 10) when the run succeeds (an output, like those in `outputs`). */
+  /** Write the run's deltas under `outDir/00000010/` (run 10) when the run succeeds (an output, like those in `outputs`); an absolute folder or `s3://bucket/prefix`. */
   readonly outDir?: string;
   /** The first run `outDir` receives when it is new (`--from-run`); default: every recorded run. */
   readonly outFromRun?: number;
@@ -156,7 +156,7 @@ export async function runSyncJob(opts: SyncJobOptions): Promise<RunReport & { de
     }
     // Only after a successful run: a failed run's committed changes stay pending for each output
     // and ride with the next successful delivery (the ledger, src/sinks/ledger.ts).
-    const outDir: OutputSpec[] = opts.outDir !== undefined ? [{ kind: "folder", dir: opts.outDir, format: opts.outFormat ?? "csv", ...(opts.outFromRun !== undefined ? { fromRun: opts.outFromRun } : {}) }] : [];
+    const outDir: OutputSpec[] = opts.outDir !== undefined ? [{ ...outSpec(opts.outDir, opts.outFormat ?? "csv", process.cwd()), ...(opts.outFromRun !== undefined ? { fromRun: opts.outFromRun } : {}) }] : [];
     const outputs: OutputSpec[] = [...outDir, ...(opts.outputs ?? [])];
     if (outputs.length === 0 || report.status !== "succeeded" || report.dryRun) return report;
     // The run's final commit is already durable (synchronous=FULL) when its deltas are read.

@@ -6,14 +6,16 @@
 import type { Database } from "better-sqlite3";
 import { resolve } from "node:path";
 import { ConfigError } from "../errors.js";
-import type { FileFormatName } from "./files/folder-sink.js";
+import { folderOutput, type FileFormatName } from "./files/folder-sink.js";
 import { folderPermissions, type FolderPermissions } from "./files/folder-permissions.js";
 import type { DeliveryOutcome } from "./ledger.js";
 import { deliverToSink, type Sink } from "./sink.js";
+import { isS3Url, parseS3Url, s3Output, s3Url, type S3Options } from "./s3/s3-target.js";
 
 export type OutputSpec =
   | { readonly kind: "folder"; readonly dir: string; readonly format: FileFormatName; readonly name?: string; readonly fromRun?: number; readonly perms?: FolderPermissions }
-  | { readonly kind: "postgres"; readonly url: string; readonly name?: string; readonly fromRun?: number };
+  | { readonly kind: "postgres"; readonly url: string; readonly name?: string; readonly fromRun?: number }
+  | ({ readonly kind: "s3"; readonly url: string; readonly format: FileFormatName; readonly name?: string; readonly fromRun?: number } & S3Options);
 
 /** One output's delivery after a run. */
 export interface OutputDelivery {
@@ -25,8 +27,12 @@ export interface OutputDelivery {
 
 export async function sinkFor(spec: OutputSpec): Promise<Sink<unknown>> {
   if (spec.kind === "postgres") return (await import("./postgres/postgres-sink.js")).postgresSink(spec.url);
-  const { folderSink } = await import("./files/folder-sink.js");
   const { fileFormat } = await import("./files/formats.js");
+  if (spec.kind === "s3") {
+    const { url, format, name, fromRun, kind, ...opts } = spec;
+    return (await import("./s3/s3-sink.js")).s3Sink(parseS3Url(url, name ? `sinks.${name}.url` : "--out"), await fileFormat(format), opts);
+  }
+  const { folderSink } = await import("./files/folder-sink.js");
   return folderSink(resolve(spec.dir), await fileFormat(spec.format), spec.perms);
 }
 
@@ -50,12 +56,32 @@ export async function deliverAll(db: Database, specs: readonly OutputSpec[], for
       sink = await sinkFor(spec);
     } catch (e) {
       const message = e instanceof ConfigError ? e.problems.join("; ") : e instanceof Error ? e.message : String(e);
-      out.push({ spec, target: spec.kind === "folder" ? resolve(spec.dir) : "(warehouse)", outcome: { status: "failed", runs: [], error: { code: "CONFIG", message } } });
+      out.push({ spec, target: targetOf(spec), outcome: { status: "failed", runs: [], error: { code: "CONFIG", message } } });
       continue;
     }
-    out.push({ spec, target: spec.kind === "folder" ? resolve(spec.dir) : sink.describe, outcome: await deliverToSink(db, sink, forRun, now, spec.fromRun) });
+    out.push({ spec, target: spec.kind === "postgres" ? sink.describe : targetOf(spec), outcome: await deliverToSink(db, sink, forRun, now, spec.fromRun) });
   }
   return out;
+}
+
+/** Where an output goes, for people, before its sink is made. */
+const targetOf = (spec: OutputSpec): string => (spec.kind === "folder" ? resolve(spec.dir) : spec.kind === "s3" ? spec.url : "(warehouse)");
+
+/**
+ * `--out VALUE [--format F]`: a folder (relative to `cwd`), or an `s3://bucket/prefix` reached
+ * with the AWS environment's settings (AWS_REGION, AWS_ENDPOINT_URL_S3; a configured s3 sink has
+ * every option). A ConfigError for a malformed s3:// URL.
+ */
+export function outSpec(value: string, format: FileFormatName, cwd: string): OutputSpec {
+  if (!isS3Url(value)) return { kind: "folder", dir: resolve(cwd, value), format };
+  return { kind: "s3", url: s3Url(parseS3Url(value, "--out")), format };
+}
+
+/** An output's identity in the ledger, before its sink is made (a folder's `csv:/abs/dir`, an S3 prefix's `csv:s3://bucket/prefix`). */
+export function outputId(spec: OutputSpec): string {
+  if (spec.kind === "folder") return folderOutput(spec.format, spec.dir);
+  if (spec.kind === "s3") return s3Output(spec.format, parseS3Url(spec.url, "--out"));
+  throw new Error("outputId: a warehouse's identity comes from its URL (postgresSink)");
 }
 
 /** The sinks named in the config file, with `urlEnv` read from `env` (a ConfigError when it is unset). */
@@ -72,6 +98,7 @@ export function configuredOutputs(
           readonly group?: string | number | undefined;
         }
       | { readonly type: "postgres"; readonly url?: string | undefined; readonly urlEnv?: string | undefined; readonly fromRun?: number | undefined }
+      | ({ readonly type: "s3"; readonly url: string; readonly format: FileFormatName; readonly fromRun?: number | undefined } & { readonly [K in keyof S3Options]?: S3Options[K] | undefined })
     >
   >,
   env: Readonly<Record<string, string | undefined>>,
@@ -85,6 +112,17 @@ export function configuredOutputs(
       try {
         const perms = folderPermissions(name, s.mode, s.group);
         out[name] = { kind: "folder", dir: resolve(cwd, s.dir), format: s.format, name, ...start, ...(Object.keys(perms).length ? { perms } : {}) };
+      } catch (e) {
+        if (!(e instanceof ConfigError)) throw e;
+        problems.push(...e.problems);
+      }
+      continue;
+    }
+    if (s.type === "s3") {
+      try {
+        const { type, url, ...rest } = s;
+        const opts = Object.fromEntries(Object.entries(rest).filter(([, v]) => v !== undefined));
+        out[name] = { kind: "s3", ...opts, url: s3Url(parseS3Url(url, `sinks.${name}.url`)), format: s.format, name, ...start };
       } catch (e) {
         if (!(e instanceof ConfigError)) throw e;
         problems.push(...e.problems);

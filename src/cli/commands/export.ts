@@ -30,6 +30,7 @@ export async function run(ctx: CommandContext): Promise<number> {
   requireSnapshot(config.db);
   if (o.sink !== undefined) return toWarehouse(ctx, config.db, o.run!, o.sink, config.sinks, o.fromRun);
   const format = o.format ?? "csv";
+  if (/^s3:\/\//i.test(o.out!)) return toS3(ctx, config.db, o.run!, o.out!, format, o.fromRun);
   const { exportFolder } = await import("../../sinks/files/formats.js");
   const { OutputError } = await import("../../sinks/output-error.js");
   const db = openSnapshotToRead(config.db);
@@ -118,6 +119,36 @@ async function toWarehouse(
           ? `Loaded into ${target.describe}: run${loaded.length === 1 ? "" : "s"} ${loaded.join(", ")}\n`
           : `Nothing to load: ${target.describe} already holds every run up to ${runId}\n`,
       );
+    }
+    return ExitCode.OK;
+  } finally {
+    db.close();
+  }
+}
+
+/** `export --run N --out s3://bucket/prefix`: the folder export's run folders, published to S3 (manifest last); the ledger is not read or changed. */
+async function toS3(ctx: CommandContext, dbPath: string, runId: number, url: string, format: FileFormatName, fromRun: number | undefined): Promise<number> {
+  const { outSpec, sinkFor } = await import("../../sinks/outputs.js");
+  const { checkExportable, exportRun, finishedRuns } = await import("../../sinks/sink.js");
+  const { isOutputRefusal } = await import("../../sinks/output-error.js");
+  const sink = await sinkFor(outSpec(url, format, ctx.cwd));
+  const db = openSnapshotToRead(dbPath);
+  try {
+    checkExportable(db, runId);
+    if (fromRun !== undefined) checkExportable(db, fromRun);
+    const runs = fromRun !== undefined ? finishedRuns(db, runId).filter((r) => r >= fromRun) : [runId];
+    for (const r of runs) {
+      let folder: { dir: string; runs: readonly number[]; files: readonly { file: string; rows: number }[] };
+      try {
+        folder = (await exportRun(db, sink, r)) as typeof folder;
+      } catch (e) {
+        const code = (e as { code?: string }).code;
+        if (!code?.startsWith("S3")) throw e;
+        ctx.stderr.write(`benefits-sync export: run ${r} not written to ${sink.describe}: ${redact((e as Error).message)} [${code}]\n`);
+        return isOutputRefusal(code) ? ExitCode.USAGE : ExitCode.RUN_FAILED;
+      }
+      if (ctx.globals.json && r === runId) ctx.stdout.write(`${JSON.stringify({ runId, format, dir: folder.dir, runs: folder.runs, files: folder.files, ...(runs.length > 1 ? { exported: runs } : {}) })}\n`);
+      else if (!ctx.globals.json && !ctx.globals.quiet) ctx.stdout.write(`Run ${r} deltas: ${folder.dir} (${describeFiles(folder.files)}; manifest.json)\n`);
     }
     return ExitCode.OK;
   } finally {

@@ -7,7 +7,6 @@
  * SIGINT and SIGTERM stop the run (recorded as interrupted) and exit 130 and 143.
  */
 import { existsSync } from "node:fs";
-import { resolve } from "node:path";
 import { UsageError } from "../../input-errors.js";
 import type { PiiMode } from "../../store/pii.js";
 import { WalkedResources, type WalkedResource } from "../../store/resources.js";
@@ -37,18 +36,19 @@ export async function run(ctx: CommandContext): Promise<number> {
     throw new UsageError([`--claims-since ${o.claimsSince} is after --claims-until ${o.claimsUntil}`]);
   }
   if (o.format !== undefined && o.out === undefined) throw new UsageError(["--format: it says which files --out writes; give --out DIR as well"]);
-  const { configuredOutputs, sinkSpec } = await import("../../sinks/outputs.js");
+  const { configuredOutputs, sinkSpec, outSpec, outputId } = await import("../../sinks/outputs.js");
+  // A folder (relative to the working directory the command was given) or an s3:// prefix.
+  const out = o.out !== undefined ? outSpec(o.out, o.format ?? "csv", ctx.cwd) : undefined;
+  const outWhere = out ? (out.kind === "folder" ? out.dir : out.kind === "s3" ? out.url : "") : undefined;
   const named = configuredOutputs(config.sinks, ctx.env, ctx.cwd);
   const picked = o.sink !== undefined ? sinkSpec(o.sink, named) : undefined;
   const start = o.fromRun !== undefined ? { fromRun: o.fromRun } : {};
   const outputs = [...(picked ? [{ ...picked, ...start }] : []), ...Object.values(named).filter((n) => n !== picked)];
   if (o.fromRun !== undefined) {
-    const { folderOutput } = await import("../../sinks/files/folder-sink.js");
-    const out = o.out !== undefined ? { output: folderOutput(o.format ?? "csv", resolve(ctx.cwd, o.out)), where: resolve(ctx.cwd, o.out) } : undefined;
-    await checkFromRunBefore(config.db, o.fromRun, out, o.out !== undefined || o.sink !== undefined);
+    await checkFromRunBefore(config.db, o.fromRun, out ? { output: outputId(out), where: outWhere! } : undefined, o.out !== undefined || o.sink !== undefined);
   }
   // A folder of another snapshot's runs: refused before the run, which then records nothing.
-  const folders = [...(o.out !== undefined ? [resolve(ctx.cwd, o.out)] : []), ...outputs.flatMap((s) => (s.kind === "folder" ? [s.dir] : []))];
+  const folders = [...(out?.kind === "folder" ? [out.dir] : []), ...outputs.flatMap((s) => (s.kind === "folder" ? [s.dir] : []))];
   if (!o.dryRun) await (await import("../../sinks/files/folder-owner.js")).checkFoldersBefore(config.db, folders);
   const { runSyncJob } = await import("../../pipeline/run-sync-job.js");
   const progress = ctx.globals.quiet ? undefined : progressReporter(ctx.stderr);
@@ -62,7 +62,7 @@ export async function run(ctx: CommandContext): Promise<number> {
       ...(o.claimsUntil ? { claimsUntil: o.claimsUntil } : {}),
       dryRun: o.dryRun ?? false,
       // Relative to the working directory the command was given, which names the output.
-      ...(o.out !== undefined ? { outDir: resolve(ctx.cwd, o.out), outFormat: o.format ?? "csv", ...(o.fromRun !== undefined ? { outFromRun: o.fromRun } : {}) } : {}),
+      ...(outWhere !== undefined ? { outDir: outWhere, outFormat: o.format ?? "csv", ...(o.fromRun !== undefined ? { outFromRun: o.fromRun } : {}) } : {}),
       ...(outputs.length ? { outputs } : {}),
       allowDeletes: o.allowDeletes ?? false,
       pii: config.pii as PiiMode,

@@ -70,9 +70,20 @@ export const sameRuns = (a: readonly number[], b: readonly number[]): boolean =>
  * (one a power loss left with a file that does not match) from a stranger's.
  */
 export function readManifest(dir: string): Manifest | undefined {
+  let text: string;
+  try {
+    text = readFileSync(join(dir, MANIFEST), "utf8");
+  } catch {
+    return undefined;
+  }
+  return parseManifest(text);
+}
+
+/** A manifest's text as a Manifest, when it is one (an S3 folder's manifest is read the same way). */
+export function parseManifest(text: string): Manifest | undefined {
   let m: Manifest;
   try {
-    m = JSON.parse(readFileSync(join(dir, MANIFEST), "utf8")) as Manifest;
+    m = JSON.parse(text) as Manifest;
   } catch {
     return undefined;
   }

@@ -1,0 +1,113 @@
+/**
+ * Publishing a staged local folder to S3, the commit marker last: every data file of
+ * `localDir` (its sub-folders too) is uploaded to `s3://bucket/prefix/<folder>/<relative path>`,
+ * and only once all of them are there the marker (`manifest.json`). A reader that sees a folder's
+ * manifest sees the folder complete; a delivery that dies before it leaves data objects without a
+ * manifest, which readers ignore and the next delivery overwrites with the same bytes.
+ *
+ * Files go through `@aws-sdk/lib-storage`'s Upload: one PutObject up to the part size (5 MB),
+ * a multipart upload above it. An upload that fails in-process aborts its multipart upload; one
+ * cut off by a kill leaves incomplete parts, which a bucket lifecycle rule
+ * (AbortIncompleteMultipartUpload) removes (docs/sinks.md). With `sse`, every PUT (and every
+ * multipart upload) asks for server-side encryption.
+ */
+import { createReadStream, readdirSync, statSync } from "node:fs";
+import { join, relative, sep } from "node:path";
+import type { S3Client } from "@aws-sdk/client-s3";
+import { MANIFEST, parseManifest, type Manifest } from "../files/manifest.js";
+import { explainS3Error } from "./s3-client.js";
+import { s3Key, type S3Options, type S3Target } from "./s3-target.js";
+
+/** The smallest part S3 takes, and where an upload becomes multipart. */
+export const PART_SIZE = 5 * 1024 * 1024;
+
+export interface PublishOptions extends Pick<S3Options, "sse" | "kmsKeyId"> {
+  /** The file that commits the folder, uploaded last (default `manifest.json`). */
+  readonly marker?: string;
+  /** Files uploaded at once (default 4). */
+  readonly concurrency?: number;
+}
+
+/** What went where: the keys in upload order, the marker's last. */
+export interface Published {
+  readonly keys: readonly string[];
+}
+
+/** The SSE headers of every PUT, from a sink's options. */
+export function sseParams(o: Pick<S3Options, "sse" | "kmsKeyId">): { ServerSideEncryption?: "AES256" | "aws:kms"; SSEKMSKeyId?: string } {
+  if (!o.sse) return {};
+  return { ServerSideEncryption: o.sse, ...(o.sse === "aws:kms" && o.kmsKeyId ? { SSEKMSKeyId: o.kmsKeyId } : {}) };
+}
+
+/** Every file under `dir`, as `/`-separated paths relative to it, sorted. */
+export function filesUnder(dir: string): string[] {
+  const out: string[] = [];
+  const walk = (d: string): void => {
+    for (const name of readdirSync(d)) {
+      const p = join(d, name);
+      if (statSync(p).isDirectory()) walk(p);
+      else out.push(relative(dir, p).split(sep).join("/"));
+    }
+  };
+  walk(dir);
+  return out.sort();
+}
+
+/**
+ * Upload the files of `localDir` under `s3://bucket/prefix/<folder>/`, the marker last. Throws an
+ * S3OutputError (s3-client.ts) on the first file that fails; the marker is then not uploaded.
+ *
+ * @example await publishFolder(client, { bucket: "lake", prefix: "deltas" }, "/tmp/stage/00000010", "00000010")
+ */
+export async function publishFolder(client: S3Client, t: S3Target, localDir: string, folder: string, opts: PublishOptions = {}): Promise<Published> {
+  const marker = opts.marker ?? MANIFEST;
+  const all = filesUnder(localDir);
+  if (!all.includes(marker)) throw new Error(`${localDir} has no ${marker}: a folder is published only with its commit marker`);
+  const data = all.filter((f) => f !== marker);
+  const keys: string[] = [];
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < data.length) {
+      const f = data[next++]!;
+      keys.push(await uploadFile(client, t, join(localDir, f), `${folder}/${f}`, opts));
+    }
+  };
+  await Promise.all(Array.from({ length: Math.max(1, Math.min(opts.concurrency ?? 4, data.length)) }, worker));
+  keys.push(await uploadFile(client, t, join(localDir, marker), `${folder}/${marker}`, opts));
+  return { keys };
+}
+
+/** One file to `s3://bucket/prefix/<rel>`; returns its key. */
+export async function uploadFile(client: S3Client, t: S3Target, path: string, rel: string, opts: Pick<S3Options, "sse" | "kmsKeyId"> = {}): Promise<string> {
+  const { Upload } = await import("@aws-sdk/lib-storage");
+  const Key = s3Key(t, rel);
+  const size = statSync(path).size;
+  // A small file is read whole (one PutObject with its length); a large one streams in parts.
+  const Body = size <= PART_SIZE ? (await import("node:fs/promises")).readFile(path) : Promise.resolve(createReadStream(path));
+  const upload = new Upload({ client, params: { Bucket: t.bucket, Key, Body: await Body, ...sseParams(opts) }, partSize: PART_SIZE, queueSize: 2, leavePartsOnError: false });
+  try {
+    await upload.done();
+  } catch (e) {
+    throw explainS3Error(e, t, `uploading ${rel}`);
+  }
+  return Key;
+}
+
+/**
+ * The manifest of `s3://bucket/prefix/<folder>/manifest.json`, or undefined when there is none
+ * (the folder was never committed). Other failures (credentials, network) throw.
+ *
+ * @example await readS3Manifest(client, target, "00000010") // { runId: 10, runs: [10], ... }
+ */
+export async function readS3Manifest(client: S3Client, t: S3Target, folder: string, marker: string = MANIFEST): Promise<Manifest | undefined> {
+  const { GetObjectCommand } = await import("@aws-sdk/client-s3");
+  let text: string;
+  try {
+    const r = await client.send(new GetObjectCommand({ Bucket: t.bucket, Key: s3Key(t, `${folder}/${marker}`) }));
+    text = (await r.Body?.transformToString("utf8")) ?? "";
+  } catch (e) {
+    if ((e as { name?: string }).name === "NoSuchKey" || (e as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode === 404) return undefined;
+    throw explainS3Error(e, t, `reading ${folder}/${marker}`);
+  }
+  return parseManifest(text);
+}
