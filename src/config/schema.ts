@@ -85,6 +85,8 @@ const FolderSink = z.strictObject({
   /** Deltas go under DIR/<run_id, zero-padded to 8 digits>/ (relative to the working directory). */
   dir: nonEmpty("a directory"),
   format: z.enum(["csv", "jsonl", "parquet"], { error: oneOf(["csv", "jsonl", "parquet"]) }).default("csv"),
+  /** "folder" (default): DIR/<run>/; "tables": DIR/<resource>/run_id=<run>/part-00000.parquet (Parquet only; docs/lake.md). */
+  layout: z.enum(["folder", "tables"], { error: oneOf(["folder", "tables"]) }).optional(),
   /** A new output started later on purpose: the runs before it are never sent (recorded in the ledger). */
   fromRun: positiveInt().optional(),
   /** The files' mode, octal text ("0640"; folders get the matching execute bits). Default: private, 0600 (folders 0700). */

@@ -8,11 +8,21 @@ import { resolve } from "node:path";
 import { ConfigError } from "../errors.js";
 import type { FileFormatName } from "./files/folder-sink.js";
 import { folderPermissions, type FolderPermissions } from "./files/folder-permissions.js";
+import type { LayoutName } from "./files/table-layout.js";
 import type { DeliveryOutcome } from "./ledger.js";
 import { deliverToSink, type Sink } from "./sink.js";
 
 export type OutputSpec =
-  | { readonly kind: "folder"; readonly dir: string; readonly format: FileFormatName; readonly name?: string; readonly fromRun?: number; readonly perms?: FolderPermissions }
+  | {
+      readonly kind: "folder";
+      readonly dir: string;
+      readonly format: FileFormatName;
+      /** Run folders (absent) or tables (files/table-layout.ts). */
+      readonly layout?: LayoutName;
+      readonly name?: string;
+      readonly fromRun?: number;
+      readonly perms?: FolderPermissions;
+    }
   | { readonly kind: "postgres"; readonly url: string; readonly name?: string; readonly fromRun?: number };
 
 /** One output's delivery after a run. */
@@ -26,7 +36,8 @@ export interface OutputDelivery {
 export async function sinkFor(spec: OutputSpec): Promise<Sink<unknown>> {
   if (spec.kind === "postgres") return (await import("./postgres/postgres-sink.js")).postgresSink(spec.url);
   const { folderSink } = await import("./files/folder-sink.js");
-  const { fileFormat } = await import("./files/formats.js");
+  const { fileFormat, tablesFormat } = await import("./files/formats.js");
+  if (spec.layout === "tables") return (await import("./files/tables-sink.js")).tablesSink(resolve(spec.dir), await tablesFormat(), spec.perms);
   return folderSink(resolve(spec.dir), await fileFormat(spec.format), spec.perms);
 }
 
@@ -67,6 +78,7 @@ export function configuredOutputs(
           readonly type: "folder";
           readonly dir: string;
           readonly format: FileFormatName;
+          readonly layout?: LayoutName | undefined;
           readonly fromRun?: number | undefined;
           readonly mode?: string | undefined;
           readonly group?: string | number | undefined;
@@ -84,7 +96,12 @@ export function configuredOutputs(
     if (s.type === "folder") {
       try {
         const perms = folderPermissions(name, s.mode, s.group);
-        out[name] = { kind: "folder", dir: resolve(cwd, s.dir), format: s.format, name, ...start, ...(Object.keys(perms).length ? { perms } : {}) };
+        if (s.layout === "tables" && s.format !== "parquet") {
+          problems.push(`sinks.${name}.layout: the table layout is written as Parquet, not ${s.format}; add "format": "parquet" (or leave "layout" out for run folders)`);
+          continue;
+        }
+        const layout = s.layout === "tables" ? { layout: s.layout } : {};
+        out[name] = { kind: "folder", dir: resolve(cwd, s.dir), format: s.format, ...layout, name, ...start, ...(Object.keys(perms).length ? { perms } : {}) };
       } catch (e) {
         if (!(e instanceof ConfigError)) throw e;
         problems.push(...e.problems);

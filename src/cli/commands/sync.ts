@@ -25,6 +25,7 @@ export async function run(ctx: CommandContext): Promise<number> {
     claimsUntil?: string;
     out?: string;
     format?: "csv" | "jsonl" | "parquet";
+    layout?: "folder" | "tables";
     sink?: string;
     fromRun?: number;
     dryRun?: boolean;
@@ -37,6 +38,10 @@ export async function run(ctx: CommandContext): Promise<number> {
     throw new UsageError([`--claims-since ${o.claimsSince} is after --claims-until ${o.claimsUntil}`]);
   }
   if (o.format !== undefined && o.out === undefined) throw new UsageError(["--format: it says which files --out writes; give --out DIR as well"]);
+  if (o.layout !== undefined && o.out === undefined) throw new UsageError(["--layout: it says how --out lays out its files; give --out DIR as well"]);
+  const layout = o.layout ?? "folder";
+  // The table layout is Parquet's: --layout tables alone means Parquet, with another --format it is refused.
+  if (layout === "tables") (await import("../../sinks/files/formats.js")).checkTablesFormat((o.format ??= "parquet"));
   const { configuredOutputs, sinkSpec } = await import("../../sinks/outputs.js");
   const named = configuredOutputs(config.sinks, ctx.env, ctx.cwd);
   const picked = o.sink !== undefined ? sinkSpec(o.sink, named) : undefined;
@@ -44,7 +49,7 @@ export async function run(ctx: CommandContext): Promise<number> {
   const outputs = [...(picked ? [{ ...picked, ...start }] : []), ...Object.values(named).filter((n) => n !== picked)];
   if (o.fromRun !== undefined) {
     const { folderOutput } = await import("../../sinks/files/folder-sink.js");
-    const out = o.out !== undefined ? { output: folderOutput(o.format ?? "csv", resolve(ctx.cwd, o.out)), where: resolve(ctx.cwd, o.out) } : undefined;
+    const out = o.out !== undefined ? { output: folderOutput(o.format ?? "csv", resolve(ctx.cwd, o.out), layout), where: resolve(ctx.cwd, o.out) } : undefined;
     await checkFromRunBefore(config.db, o.fromRun, out, o.out !== undefined || o.sink !== undefined);
   }
   // A folder of another snapshot's runs: refused before the run, which then records nothing.
@@ -62,7 +67,7 @@ export async function run(ctx: CommandContext): Promise<number> {
       ...(o.claimsUntil ? { claimsUntil: o.claimsUntil } : {}),
       dryRun: o.dryRun ?? false,
       // Relative to the working directory the command was given, which names the output.
-      ...(o.out !== undefined ? { outDir: resolve(ctx.cwd, o.out), outFormat: o.format ?? "csv", ...(o.fromRun !== undefined ? { outFromRun: o.fromRun } : {}) } : {}),
+      ...(o.out !== undefined ? { outDir: resolve(ctx.cwd, o.out), outFormat: o.format ?? "csv", outLayout: layout, ...(o.fromRun !== undefined ? { outFromRun: o.fromRun } : {}) } : {}),
       ...(outputs.length ? { outputs } : {}),
       allowDeletes: o.allowDeletes ?? false,
       pii: config.pii as PiiMode,
