@@ -83,7 +83,7 @@ function checkStarts(db: string, outputs: Readonly<Record<string, OutputSpec>>, 
       collect(() => {
         checkFromRun(snapshot, o.fromRun!, key);
         if (!snapshot) return;
-        const target = o.kind === "folder" ? { output: folderOutput(o.format, o.dir), describe: folderDescribe(o.format, o.dir) } : parseWarehouseUrl(o.url);
+        const target = o.kind === "folder" ? { output: folderOutput(o.format, o.dir, o.layout), describe: folderDescribe(o.format, o.dir, o.layout) } : parseWarehouseUrl(o.url);
         needsStart(snapshot, target.output, o.fromRun!, target.describe, key);
       });
     }

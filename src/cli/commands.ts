@@ -9,7 +9,7 @@ export interface OptionSpec {
   readonly flags: string;
   readonly description: string;
   /** Parse and check the value at parse time, so a bad value is a usage error (exit 2). */
-  readonly parse?: "positiveInt" | "nonNegativeInt" | "date" | "list" | "format";
+  readonly parse?: "positiveInt" | "nonNegativeInt" | "date" | "list" | "format" | "layout";
 }
 
 export interface CommandSpec {
@@ -77,6 +77,7 @@ export const COMMANDS: readonly CommandSpec[] = [
         description: "after a successful run, deliver every change DIR has not received yet as DIR/<run_id>/ (the id zero-padded to 8 digits); a failed delivery exits 1 and the next run retries it",
       },
       { flags: "--format <format>", description: "the files --out writes: csv (default), jsonl or parquet", parse: "format" },
+      { flags: "--layout <layout>", description: "folder (default): DIR/<run>/; tables: Parquet tables, DIR/<resource>/run_id=<run>/part-00000.parquet (docs/lake.md)", parse: "layout" },
       {
         flags: "--from-run <n>",
         description: "start a new --out (or --sink) output at run N: the runs before it are never sent there (recorded in the snapshot); default: every run from the first",
@@ -120,6 +121,7 @@ export const COMMANDS: readonly CommandSpec[] = [
       { flags: "--run <n>", description: "the run to export (see `benefits-sync runs`)", parse: "positiveInt" },
       { flags: "--out <dir>", description: "write under DIR/<run_id>/ (the id zero-padded to 8 digits; DIR is created if missing; its parent must exist)" },
       { flags: "--format <format>", description: "csv (default), jsonl or parquet", parse: "format" },
+      { flags: "--layout <layout>", description: "folder (default): DIR/<run>/; tables: Parquet tables, DIR/<resource>/run_id=<run>/part-00000.parquet (docs/lake.md)", parse: "layout" },
       { flags: "--sink <url-or-name>", description: "load into a warehouse instead: postgres://... or a sink named in the config file" },
       {
         flags: "--from-run <n>",

@@ -20,6 +20,10 @@ const parsers: Record<NonNullable<OptionSpec["parse"]>, (value: string) => unkno
     if (!["csv", "jsonl", "parquet"].includes(v)) throw new InvalidArgumentError("expected csv, jsonl or parquet.");
     return v;
   },
+  layout: (v) => {
+    if (!["folder", "tables"].includes(v)) throw new InvalidArgumentError("expected folder or tables.");
+    return v;
+  },
   list: (v) => {
     const items = v.split(",").map((s) => s.trim()).filter(Boolean);
     if (items.length === 0) throw new InvalidArgumentError("expected a comma-separated list.");

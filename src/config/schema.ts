@@ -85,6 +85,8 @@ const FolderSink = z.strictObject({
   /** Deltas go under DIR/<run_id, zero-padded to 8 digits>/ (relative to the working directory). */
   dir: nonEmpty("a directory"),
   format: z.enum(["csv", "jsonl", "parquet"], { error: oneOf(["csv", "jsonl", "parquet"]) }).default("csv"),
+  /** "folder" (default): DIR/<run>/; "tables": DIR/<resource>/run_id=<run>/part-00000.parquet (Parquet only; docs/lake.md). */
+  layout: z.enum(["folder", "tables"], { error: oneOf(["folder", "tables"]) }).optional(),
   /** A new output started later on purpose: the runs before it are never sent (recorded in the ledger). */
   fromRun: positiveInt().optional(),
   /** The files' mode, octal text ("0640"; folders get the matching execute bits). Default: private, 0600 (folders 0700). */
@@ -114,6 +116,8 @@ const S3Sink = z
     /** s3://bucket/prefix: run 10 goes to s3://bucket/prefix/00000010/. */
     url: z.string({ error: "expected an s3://bucket/prefix URL" }).regex(/^s3:\/\//i, { error: "expected an s3://bucket/prefix URL" }),
     format: z.enum(["csv", "jsonl", "parquet"], { error: oneOf(["csv", "jsonl", "parquet"]) }).default("csv"),
+    /** As for a folder: "tables" writes prefix/<resource>/run_id=<run>/part-00000.parquet (Parquet only; docs/lake.md). */
+    layout: z.enum(["folder", "tables"], { error: oneOf(["folder", "tables"]) }).optional(),
     fromRun: positiveInt().optional(),
     /** The bucket's region; default: the AWS environment's (AWS_REGION, the profile). */
     region: nonEmpty("a region name, like eu-west-1").optional(),

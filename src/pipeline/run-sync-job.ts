@@ -8,6 +8,7 @@ import type { PiiMode } from "../store/pii.js";
 import type { WalkedResource } from "../store/resources.js";
 import { rollingWindow, type ClaimsWindow } from "../extract/scopes.js";
 import type { DeltaFolder, FileFormatName } from "../sinks/files/folder-sink.js";
+import type { LayoutName } from "../sinks/files/table-layout.js";
 import type { CsvDelivery } from "../sinks/csv/deliver-csv.js";
 import { deliverAll, outSpec, type OutputDelivery, type OutputSpec } from "../sinks/outputs.js";
 import { openDatabase } from "../store/database.js";
@@ -42,6 +43,8 @@ export interface SyncJobOptions {
   readonly outFromRun?: number;
   /** The files `outDir` gets: csv (default), jsonl or parquet. */
   readonly outFormat?: FileFormatName;
+  /** How `outDir` lays its files out: run folders (default) or tables (files/table-layout.ts). */
+  readonly outLayout?: LayoutName;
   /** Where to deliver the deltas when the run succeeds: folders, warehouses (each through the ledger). */
   readonly outputs?: readonly OutputSpec[];
   /**
@@ -156,7 +159,7 @@ export async function runSyncJob(opts: SyncJobOptions): Promise<RunReport & { de
     }
     // Only after a successful run: a failed run's committed changes stay pending for each output
     // and ride with the next successful delivery (the ledger, src/sinks/ledger.ts).
-    const outDir: OutputSpec[] = opts.outDir !== undefined ? [{ ...outSpec(opts.outDir, opts.outFormat ?? "csv", process.cwd()), ...(opts.outFromRun !== undefined ? { fromRun: opts.outFromRun } : {}) }] : [];
+    const outDir: OutputSpec[] = opts.outDir !== undefined ? [{ ...outSpec(opts.outDir, opts.outFormat ?? "csv", process.cwd(), opts.outLayout), ...(opts.outFromRun !== undefined ? { fromRun: opts.outFromRun } : {}) }] : [];
     const outputs: OutputSpec[] = [...outDir, ...(opts.outputs ?? [])];
     if (outputs.length === 0 || report.status !== "succeeded" || report.dryRun) return report;
     // The run's final commit is already durable (synchronous=FULL) when its deltas are read.

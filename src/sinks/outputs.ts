@@ -8,14 +8,24 @@ import { resolve } from "node:path";
 import { ConfigError } from "../errors.js";
 import { folderOutput, type FileFormatName } from "./files/folder-sink.js";
 import { folderPermissions, type FolderPermissions } from "./files/folder-permissions.js";
+import type { LayoutName } from "./files/table-layout.js";
 import type { DeliveryOutcome } from "./ledger.js";
 import { deliverToSink, type Sink } from "./sink.js";
 import { isS3Url, parseS3Url, s3Output, s3Url, type S3Options } from "./s3/s3-target.js";
 
 export type OutputSpec =
-  | { readonly kind: "folder"; readonly dir: string; readonly format: FileFormatName; readonly name?: string; readonly fromRun?: number; readonly perms?: FolderPermissions }
+  | {
+      readonly kind: "folder";
+      readonly dir: string;
+      readonly format: FileFormatName;
+      /** Run folders (absent) or tables (files/table-layout.ts). */
+      readonly layout?: LayoutName;
+      readonly name?: string;
+      readonly fromRun?: number;
+      readonly perms?: FolderPermissions;
+    }
   | { readonly kind: "postgres"; readonly url: string; readonly name?: string; readonly fromRun?: number }
-  | ({ readonly kind: "s3"; readonly url: string; readonly format: FileFormatName; readonly name?: string; readonly fromRun?: number } & S3Options);
+  | ({ readonly kind: "s3"; readonly url: string; readonly format: FileFormatName; readonly layout?: LayoutName; readonly name?: string; readonly fromRun?: number } & S3Options);
 
 /** One output's delivery after a run. */
 export interface OutputDelivery {
@@ -27,12 +37,15 @@ export interface OutputDelivery {
 
 export async function sinkFor(spec: OutputSpec): Promise<Sink<unknown>> {
   if (spec.kind === "postgres") return (await import("./postgres/postgres-sink.js")).postgresSink(spec.url);
-  const { fileFormat } = await import("./files/formats.js");
+  const { fileFormat, tablesFormat } = await import("./files/formats.js");
   if (spec.kind === "s3") {
-    const { url, format, name, fromRun, kind, ...opts } = spec;
-    return (await import("./s3/s3-sink.js")).s3Sink(parseS3Url(url, name ? `sinks.${name}.url` : "--out"), await fileFormat(format), opts);
+    const { url, format, name, fromRun, kind, layout, ...opts } = spec;
+    const target = parseS3Url(url, name ? `sinks.${name}.url` : "--out");
+    if (layout === "tables") return (await import("./s3/s3-tables-sink.js")).s3TablesSink(target, await tablesFormat(), opts);
+    return (await import("./s3/s3-sink.js")).s3Sink(target, await fileFormat(format), opts);
   }
   const { folderSink } = await import("./files/folder-sink.js");
+  if (spec.layout === "tables") return (await import("./files/tables-sink.js")).tablesSink(resolve(spec.dir), await tablesFormat(), spec.perms);
   return folderSink(resolve(spec.dir), await fileFormat(spec.format), spec.perms);
 }
 
@@ -72,15 +85,16 @@ const targetOf = (spec: OutputSpec): string => (spec.kind === "folder" ? resolve
  * with the AWS environment's settings (AWS_REGION, AWS_ENDPOINT_URL_S3; a configured s3 sink has
  * every option). A ConfigError for a malformed s3:// URL.
  */
-export function outSpec(value: string, format: FileFormatName, cwd: string): OutputSpec {
-  if (!isS3Url(value)) return { kind: "folder", dir: resolve(cwd, value), format };
-  return { kind: "s3", url: s3Url(parseS3Url(value, "--out")), format };
+export function outSpec(value: string, format: FileFormatName, cwd: string, layout: LayoutName = "folder"): OutputSpec {
+  const tables = layout === "tables" ? { layout } : {};
+  if (!isS3Url(value)) return { kind: "folder", dir: resolve(cwd, value), format, ...tables };
+  return { kind: "s3", url: s3Url(parseS3Url(value, "--out")), format, ...tables };
 }
 
 /** An output's identity in the ledger, before its sink is made (a folder's `csv:/abs/dir`, an S3 prefix's `csv:s3://bucket/prefix`). */
 export function outputId(spec: OutputSpec): string {
-  if (spec.kind === "folder") return folderOutput(spec.format, spec.dir);
-  if (spec.kind === "s3") return s3Output(spec.format, parseS3Url(spec.url, "--out"));
+  if (spec.kind === "folder") return folderOutput(spec.format, spec.dir, spec.layout);
+  if (spec.kind === "s3") return s3Output(spec.format, parseS3Url(spec.url, "--out"), spec.layout);
   throw new Error("outputId: a warehouse's identity comes from its URL (postgresSink)");
 }
 
@@ -93,12 +107,15 @@ export function configuredOutputs(
           readonly type: "folder";
           readonly dir: string;
           readonly format: FileFormatName;
+          readonly layout?: LayoutName | undefined;
           readonly fromRun?: number | undefined;
           readonly mode?: string | undefined;
           readonly group?: string | number | undefined;
         }
       | { readonly type: "postgres"; readonly url?: string | undefined; readonly urlEnv?: string | undefined; readonly fromRun?: number | undefined }
-      | ({ readonly type: "s3"; readonly url: string; readonly format: FileFormatName; readonly fromRun?: number | undefined } & { readonly [K in keyof S3Options]?: S3Options[K] | undefined })
+      | ({ readonly type: "s3"; readonly url: string; readonly format: FileFormatName; readonly layout?: LayoutName | undefined; readonly fromRun?: number | undefined } & {
+          readonly [K in keyof S3Options]?: S3Options[K] | undefined;
+        })
     >
   >,
   env: Readonly<Record<string, string | undefined>>,
@@ -111,7 +128,12 @@ export function configuredOutputs(
     if (s.type === "folder") {
       try {
         const perms = folderPermissions(name, s.mode, s.group);
-        out[name] = { kind: "folder", dir: resolve(cwd, s.dir), format: s.format, name, ...start, ...(Object.keys(perms).length ? { perms } : {}) };
+        if (s.layout === "tables" && s.format !== "parquet") {
+          problems.push(`sinks.${name}.layout: the table layout is written as Parquet, not ${s.format}; add "format": "parquet" (or leave "layout" out for run folders)`);
+          continue;
+        }
+        const layout = s.layout === "tables" ? { layout: s.layout } : {};
+        out[name] = { kind: "folder", dir: resolve(cwd, s.dir), format: s.format, ...layout, name, ...start, ...(Object.keys(perms).length ? { perms } : {}) };
       } catch (e) {
         if (!(e instanceof ConfigError)) throw e;
         problems.push(...e.problems);
@@ -119,6 +141,10 @@ export function configuredOutputs(
       continue;
     }
     if (s.type === "s3") {
+      if (s.layout === "tables" && s.format !== "parquet") {
+        problems.push(`sinks.${name}.layout: the table layout is written as Parquet, not ${s.format}; add "format": "parquet" (or leave "layout" out for run folders)`);
+        continue;
+      }
       try {
         const { type, url, ...rest } = s;
         const opts = Object.fromEntries(Object.entries(rest).filter(([, v]) => v !== undefined));

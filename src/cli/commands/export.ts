@@ -15,23 +15,30 @@ import { openSnapshotToRead, requireSnapshot } from "../snapshot-to-read.js";
 import type { CommandContext } from "../context.js";
 import { ExitCode } from "../exit-codes.js";
 import type { FileFormatName } from "../../sinks/files/folder-sink.js";
+import type { LayoutName } from "../../sinks/files/table-layout.js";
 
 export async function run(ctx: CommandContext): Promise<number> {
-  const o = ctx.options as { run?: number; out?: string; format?: FileFormatName; sink?: string; fromRun?: number };
+  const o = ctx.options as { run?: number; out?: string; format?: FileFormatName; layout?: "folder" | "tables"; sink?: string; fromRun?: number };
   const problems: string[] = [];
   if (o.run === undefined) problems.push("--run: which run to export is required (`benefits-sync runs` lists them)");
   if (o.sink !== undefined && o.out !== undefined) problems.push("--out and --sink: give one (a folder of files, or a warehouse); run export twice for both");
   else if (o.sink === undefined && (o.out === undefined || o.out === "")) problems.push("--out: the directory to write DIR/<run_id>/ under is required (or --sink for a warehouse)");
   if (o.sink !== undefined && o.format !== undefined) problems.push("--format: it says which files --out writes; a warehouse (--sink) takes no format");
+  if (o.sink !== undefined && o.layout !== undefined) problems.push("--layout: it says how --out lays out its files; a warehouse (--sink) takes none");
   if (o.fromRun !== undefined && o.run !== undefined && o.fromRun > o.run) problems.push(`--from-run ${o.fromRun}: it is after --run ${o.run}; give a run at or before it`);
   if (problems.length) throw new UsageError(problems);
   const config = ctx.config();
   // A warehouse's ledger is in the snapshot (that export writes it, converting an old file); a folder's is not (it only reads).
   requireSnapshot(config.db);
   if (o.sink !== undefined) return toWarehouse(ctx, config.db, o.run!, o.sink, config.sinks, o.fromRun);
+  const layout = o.layout ?? "folder";
+  const { exportFolder, checkTablesFormat } = await import("../../sinks/files/formats.js");
+  // --layout tables alone means Parquet; with another --format it is refused.
+  if (layout === "tables") checkTablesFormat((o.format ??= "parquet"));
   const format = o.format ?? "csv";
-  if (/^s3:\/\//i.test(o.out!)) return toS3(ctx, config.db, o.run!, o.out!, format, o.fromRun);
-  const { exportFolder } = await import("../../sinks/files/formats.js");
+  if (/^s3:\/\//i.test(o.out!)) return toS3(ctx, config.db, o.run!, o.out!, format, o.fromRun, layout);
+  const { tableManifest } = await import("../../sinks/files/table-layout.js");
+  const manifestOf = (r: number): string => (layout === "tables" ? tableManifest(r) : "manifest.json");
   const { OutputError } = await import("../../sinks/output-error.js");
   const db = openSnapshotToRead(config.db);
   try {
@@ -43,10 +50,10 @@ export async function run(ctx: CommandContext): Promise<number> {
     let folder;
     try {
       for (const r of runs.slice(0, -1)) {
-        const f = await exportFolder(db, r, resolve(ctx.cwd, o.out!), format);
-        if (!ctx.globals.json && !ctx.globals.quiet) ctx.stdout.write(`Run ${r} deltas: ${f.dir} (${describeFiles(f.files)}; manifest.json)\n`);
+        const f = await exportFolder(db, r, resolve(ctx.cwd, o.out!), format, layout);
+        if (!ctx.globals.json && !ctx.globals.quiet) ctx.stdout.write(`Run ${r} deltas: ${f.dir} (${describeFiles(f.files)}; ${manifestOf(r)})\n`);
       }
-      folder = await exportFolder(db, runId, resolve(ctx.cwd, o.out!), format);
+      folder = await exportFolder(db, runId, resolve(ctx.cwd, o.out!), format, layout);
     } catch (e) {
       if (!(e instanceof OutputError)) throw e;
       ctx.stderr.write(`benefits-sync export: ${e.message}\n`);
@@ -55,7 +62,7 @@ export async function run(ctx: CommandContext): Promise<number> {
     // Exporting into a directory that `sync --out` delivers to: say where the run already went.
     const { deliveryOf } = await import("../../sinks/ledger.js");
     const { folderOutput } = await import("../../sinks/files/folder-sink.js");
-    const earlier = deliveryOf(db, folderOutput(format, resolve(ctx.cwd, o.out!)), runId);
+    const earlier = deliveryOf(db, folderOutput(format, resolve(ctx.cwd, o.out!), layout), runId);
     if (earlier && (earlier.forRun !== runId || earlier.runs.length !== 1)) {
       ctx.stderr.write(
         `Note: this directory receives sync --out deliveries, and run ${runId}'s changes already went to it in ${join(resolve(ctx.cwd, o.out!), String(earlier.forRun))} ` +
@@ -65,7 +72,7 @@ export async function run(ctx: CommandContext): Promise<number> {
     if (ctx.globals.json) {
       ctx.stdout.write(`${JSON.stringify({ runId, format, dir: folder.dir, runs: folder.runs, files: folder.files, ...(runs.length > 1 ? { exported: runs } : {}) })}\n`);
     } else if (!ctx.globals.quiet) {
-      ctx.stdout.write(`Run ${runId} deltas: ${folder.dir} (${describeFiles(folder.files)}; manifest.json)\n`);
+      ctx.stdout.write(`Run ${runId} deltas: ${folder.dir} (${describeFiles(folder.files)}; ${manifestOf(runId)})\n`);
     }
     return ExitCode.OK;
   } finally {
@@ -127,11 +134,12 @@ async function toWarehouse(
 }
 
 /** `export --run N --out s3://bucket/prefix`: the folder export's run folders, published to S3 (manifest last); the ledger is not read or changed. */
-async function toS3(ctx: CommandContext, dbPath: string, runId: number, url: string, format: FileFormatName, fromRun: number | undefined): Promise<number> {
+async function toS3(ctx: CommandContext, dbPath: string, runId: number, url: string, format: FileFormatName, fromRun: number | undefined, layout: LayoutName): Promise<number> {
   const { outSpec, sinkFor } = await import("../../sinks/outputs.js");
   const { checkExportable, exportRun, finishedRuns } = await import("../../sinks/sink.js");
   const { isOutputRefusal } = await import("../../sinks/output-error.js");
-  const sink = await sinkFor(outSpec(url, format, ctx.cwd));
+  const sink = await sinkFor(outSpec(url, format, ctx.cwd, layout));
+  const { tableManifest } = await import("../../sinks/files/table-layout.js");
   const db = openSnapshotToRead(dbPath);
   try {
     checkExportable(db, runId);
@@ -148,7 +156,7 @@ async function toS3(ctx: CommandContext, dbPath: string, runId: number, url: str
         return isOutputRefusal(code) ? ExitCode.USAGE : ExitCode.RUN_FAILED;
       }
       if (ctx.globals.json && r === runId) ctx.stdout.write(`${JSON.stringify({ runId, format, dir: folder.dir, runs: folder.runs, files: folder.files, ...(runs.length > 1 ? { exported: runs } : {}) })}\n`);
-      else if (!ctx.globals.json && !ctx.globals.quiet) ctx.stdout.write(`Run ${r} deltas: ${folder.dir} (${describeFiles(folder.files)}; manifest.json)\n`);
+      else if (!ctx.globals.json && !ctx.globals.quiet) ctx.stdout.write(`Run ${r} deltas: ${folder.dir} (${describeFiles(folder.files)}; ${layout === "tables" ? tableManifest(r) : "manifest.json"})\n`);
     }
     return ExitCode.OK;
   } finally {

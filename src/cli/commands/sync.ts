@@ -24,6 +24,7 @@ export async function run(ctx: CommandContext): Promise<number> {
     claimsUntil?: string;
     out?: string;
     format?: "csv" | "jsonl" | "parquet";
+    layout?: "folder" | "tables";
     sink?: string;
     fromRun?: number;
     dryRun?: boolean;
@@ -36,9 +37,13 @@ export async function run(ctx: CommandContext): Promise<number> {
     throw new UsageError([`--claims-since ${o.claimsSince} is after --claims-until ${o.claimsUntil}`]);
   }
   if (o.format !== undefined && o.out === undefined) throw new UsageError(["--format: it says which files --out writes; give --out DIR as well"]);
+  if (o.layout !== undefined && o.out === undefined) throw new UsageError(["--layout: it says how --out lays out its files; give --out DIR as well"]);
+  const layout = o.layout ?? "folder";
+  // The table layout is Parquet's: --layout tables alone means Parquet, with another --format it is refused.
+  if (layout === "tables") (await import("../../sinks/files/formats.js")).checkTablesFormat((o.format ??= "parquet"));
   const { configuredOutputs, sinkSpec, outSpec, outputId } = await import("../../sinks/outputs.js");
   // A folder (relative to the working directory the command was given) or an s3:// prefix.
-  const out = o.out !== undefined ? outSpec(o.out, o.format ?? "csv", ctx.cwd) : undefined;
+  const out = o.out !== undefined ? outSpec(o.out, o.format ?? "csv", ctx.cwd, layout) : undefined;
   const outWhere = out ? (out.kind === "folder" ? out.dir : out.kind === "s3" ? out.url : "") : undefined;
   const named = configuredOutputs(config.sinks, ctx.env, ctx.cwd);
   const picked = o.sink !== undefined ? sinkSpec(o.sink, named) : undefined;
@@ -62,7 +67,7 @@ export async function run(ctx: CommandContext): Promise<number> {
       ...(o.claimsUntil ? { claimsUntil: o.claimsUntil } : {}),
       dryRun: o.dryRun ?? false,
       // Relative to the working directory the command was given, which names the output.
-      ...(outWhere !== undefined ? { outDir: outWhere, outFormat: o.format ?? "csv", ...(o.fromRun !== undefined ? { outFromRun: o.fromRun } : {}) } : {}),
+      ...(outWhere !== undefined ? { outDir: outWhere, outFormat: o.format ?? "csv", outLayout: layout, ...(o.fromRun !== undefined ? { outFromRun: o.fromRun } : {}) } : {}),
       ...(outputs.length ? { outputs } : {}),
       allowDeletes: o.allowDeletes ?? false,
       pii: config.pii as PiiMode,

@@ -11,6 +11,7 @@ import { existsSync, readdirSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { ConfigError } from "../../errors.js";
 import { readManifest } from "./manifest.js";
+import { MANIFESTS } from "./table-layout.js";
 
 /** An output that belongs to another snapshot (exit 2: choose another output). */
 export class OutputSnapshotError extends ConfigError {
@@ -23,7 +24,7 @@ export class OutputSnapshotError extends ConfigError {
 }
 
 /**
- * The snapshots whose run folders `dir` holds: id -> the first run folder (in run order) that
+ * The snapshots whose run folders (or table manifests) `dir` holds: id -> the first manifest (in run order) that
  * names it. With `first`, only the first folder that names a snapshot is read (what a folder
  * written whole by one snapshot needs; `all` finds a folder already mixed).
  */
@@ -35,11 +36,18 @@ export function folderSnapshots(dir: string, opts: { readonly first?: boolean } 
   } catch {
     return out; // no folder (yet): nobody's
   }
-  names.sort((a, b) => Number(a) - Number(b));
-  for (const name of names) {
-    const id = readManifest(join(dir, name))?.snapshotId;
+  // Run folders (`00000010/manifest.json`), and the table layout's manifests (`_manifests/00000010.json`).
+  const manifests: { folder: string; name: string; run: number }[] = names.map((n) => ({ folder: join(dir, n), name: "manifest.json", run: Number(n) }));
+  try {
+    for (const n of readdirSync(join(dir, MANIFESTS))) if (/^\d+\.json$/.test(n)) manifests.push({ folder: join(dir, MANIFESTS), name: n, run: parseInt(n, 10) });
+  } catch {
+    // no tables
+  }
+  manifests.sort((a, b) => a.run - b.run);
+  for (const { folder, name } of manifests) {
+    const id = readManifest(folder, name)?.snapshotId;
     if (typeof id !== "string" || out.has(id)) continue;
-    out.set(id, join(dir, name));
+    out.set(id, join(folder, name));
     if (opts.first) break;
   }
   return out;
@@ -56,10 +64,10 @@ export function checkFolderSnapshot(dir: string, ours: string | null | undefined
   const abs = resolve(dir);
   const other = [...folderSnapshots(abs, opts)].find(([id]) => id !== ours);
   if (!other) return;
-  const [id, folder] = other;
+  const [id, manifest] = other;
   const self = opts.db ? `the snapshot ${opts.db}` : "this snapshot";
   throw new OutputSnapshotError(
-    `${abs} belongs to snapshot ${id} (the snapshotId in ${join(folder, "manifest.json")}), and ${self} is ` +
+    `${abs} belongs to snapshot ${id} (the snapshotId in ${manifest}), and ${self} is ` +
       `${ours ? `snapshot ${ours}` : "another one (it has no id yet: it is new, or an older benefits-sync made it)"}: ` +
       "an output takes the runs of the snapshot that first delivered to it, since the run ids of two snapshots collide. Nothing was written. " +
       `Deliver ${ours ? `snapshot ${ours}` : "this snapshot"} to a new folder (another --out DIR, or another sink dir; with --from-run N to start it at a later run), ` +

@@ -85,3 +85,13 @@ function setOne(path: string, mode: number | undefined, gid: number | undefined)
   // After the chown: changing the group may clear set-id bits, never the mode's read bits.
   if (mode !== undefined) chmodSync(path, mode);
 }
+
+/** {@link applyPermissions} through a tree (the table layout's staged `members/run_id=…/` folders): every file, every folder. */
+export function applyPermissionsTree(dir: string, p: FolderPermissions | undefined): void {
+  if (!p || (p.mode === undefined && p.gid === undefined)) return;
+  for (const e of readdirSync(dir, { withFileTypes: true })) {
+    if (e.isDirectory()) applyPermissionsTree(join(dir, e.name), p);
+    else setOne(join(dir, e.name), p.mode, p.gid);
+  }
+  setOne(dir, p.mode === undefined ? undefined : folderMode(p.mode), p.gid);
+}

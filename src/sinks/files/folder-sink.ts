@@ -8,13 +8,14 @@
  * folder) is never lost. A folder of another snapshot's runs is refused whole (folder-owner.ts),
  * and the hidden folders of writers that died are cleared (leftovers.ts).
  */
-import { closeSync, existsSync, fsyncSync, mkdtempSync, openSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import type { Database } from "better-sqlite3";
 import { StoredResources, type StoredResource } from "../../store/resources.js";
 import { runDeltas } from "../run-deltas.js";
 import { runFacts, type RunFacts } from "../run-facts.js";
-import { OutputError, explainFsError } from "../output-error.js";
+import { OutputError } from "../output-error.js";
+import { fsStep, fsyncDir } from "./fs-step.js";
 import { ensureOutputDir } from "../output-dir.js";
 import type { DeliveryPlan, DeltaReader, Sink, SinkSession } from "../sink.js";
 import { runFolderName, runFolderNames } from "./run-folder-name.js";
@@ -22,6 +23,7 @@ import { applyPermissions, applyToOutputDir, type FolderPermissions } from "./fo
 import { MANIFEST, manifestText, readCompleteFolder, readManifest, sameRuns, type ManifestFile } from "./manifest.js";
 import { checkFolderSnapshot } from "./folder-owner.js";
 import { clearLeftovers, markWriting, tempPrefix } from "./leftovers.js";
+import { checkOneLayout, type LayoutName } from "./table-layout.js";
 
 export const FileFormatNames = ["csv", "jsonl", "parquet"] as const;
 export type FileFormatName = (typeof FileFormatNames)[number];
@@ -43,10 +45,13 @@ export interface DeltaFolder {
   readonly files: readonly ManifestFile[];
 }
 
-/** A folder output's identity in the ledger: the format and the absolute directory (`csv:/data/deltas`). */
-export const folderOutput = (format: FileFormatName, dir: string): string => `${format}:${resolve(dir)}`;
-/** A folder output as messages name it (`/data/deltas (csv)`). */
-export const folderDescribe = (format: FileFormatName, dir: string): string => `${resolve(dir)} (${format})`;
+/**
+ * A folder output's identity in the ledger: the format and the absolute directory (`csv:/data/deltas`);
+ * in the table layout (table-layout.ts), `parquet-tables:/data/lake`, another output than its run folders.
+ */
+export const folderOutput = (format: FileFormatName, dir: string, layout: LayoutName = "folder"): string => `${format}${layout === "tables" ? "-tables" : ""}:${resolve(dir)}`;
+/** A folder output as messages name it (`/data/deltas (csv)`, `/data/lake (parquet tables)`). */
+export const folderDescribe = (format: FileFormatName, dir: string, layout: LayoutName = "folder"): string => `${resolve(dir)} (${format}${layout === "tables" ? " tables" : ""})`;
 
 /**
  * @example await deliverToSink(db, folderSink("/data/deltas", csvFormat), runId) // -> /data/deltas/00000010/ for run 10
@@ -87,6 +92,7 @@ function openFolder(outDir: string, format: FileFormat, folderRun: number, runs:
   // Before any run folder appears in it: a loader must be able to enter DIR to reach them.
   fsStep(parent, () => applyToOutputDir(parent, perms, out.created));
   const finalDir = join(parent, runFolderName(folderRun));
+  checkOneLayout(parent, "folder");
   const replacing = existsSync(finalDir);
   if (replacing) checkReplaceable(parent, finalDir, format.name, folderRun, runs);
   clearLeftovers(parent);
@@ -153,25 +159,6 @@ function checkReplaceable(parent: string, finalDir: string, format: FileFormatNa
   }
   if (there.format !== format) {
     throw new OutputError(parent, `${finalDir} holds ${there.format} files, not ${format}`, `give each format its own output directory (--out)`);
-  }
-}
-
-/** Run a file-system step; its errors come out as an OutputError naming the path and the fix. */
-function fsStep<T>(parent: string, step: () => T): T {
-  try {
-    return step();
-  } catch (e) {
-    if (e instanceof OutputError) throw e;
-    throw explainFsError(parent, (e as NodeJS.ErrnoException).path ?? parent, e);
-  }
-}
-
-function fsyncDir(dir: string): void {
-  const fd = openSync(dir, "r");
-  try {
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
   }
 }
 

@@ -67,12 +67,13 @@ export const sameRuns = (a: readonly number[], b: readonly number[]): boolean =>
 
 /**
  * A folder's manifest as written, its files not checked: enough to tell our own folder of a run
- * (one a power loss left with a file that does not match) from a stranger's.
+ * (one a power loss left with a file that does not match) from a stranger's. `name`: the table
+ * layout's `_manifests/00000010.json` (table-layout.ts).
  */
-export function readManifest(dir: string): Manifest | undefined {
+export function readManifest(dir: string, name: string = MANIFEST): Manifest | undefined {
   let text: string;
   try {
-    text = readFileSync(join(dir, MANIFEST), "utf8");
+    text = readFileSync(join(dir, name), "utf8");
   } catch {
     return undefined;
   }

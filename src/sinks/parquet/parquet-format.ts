@@ -27,15 +27,26 @@ export const ROW_GROUP = 50_000;
 
 type SchemaElement = ConstructorParameters<typeof ParquetWriter>[0]["schema"][number];
 
-export const parquetFormat: FileFormat = {
-  name: "parquet",
-  writeResource(dir, resource, deltas) {
-    const files = [writeFile(dir, `${resource}.parquet`, parquetColumns(resource), rowsOf(deltas()))];
-    const child = ChildLists[resource];
-    if (child) files.push(writeFile(dir, `${child.file}.parquet`, childParquetColumns(child), childRowsOf(deltas(), child.field)));
-    return files;
-  },
-};
+export const parquetFormat: FileFormat = parquetWriterFormat((columns) => columns);
+
+/**
+ * The table layout's Parquet (files/table-layout.ts): the same files less the `run_id` column,
+ * which the partition (`run_id=00000010/`) carries, so that an engine reading the partitions sees
+ * one `run_id` and not two that could disagree.
+ */
+export const parquetTableFormat: FileFormat = parquetWriterFormat((columns) => columns.filter((c) => c.name !== "run_id"));
+
+function parquetWriterFormat(pick: (columns: ParquetColumn[]) => ParquetColumn[]): FileFormat {
+  return {
+    name: "parquet",
+    writeResource(dir, resource, deltas) {
+      const files = [writeFile(dir, `${resource}.parquet`, pick(parquetColumns(resource)), rowsOf(deltas()))];
+      const child = ChildLists[resource];
+      if (child) files.push(writeFile(dir, `${child.file}.parquet`, pick(childParquetColumns(child)), childRowsOf(deltas(), child.field)));
+      return files;
+    },
+  };
+}
 
 function* rowsOf(deltas: Iterable<Delta>): Iterable<ParquetRow> {
   for (const d of deltas) yield { d };

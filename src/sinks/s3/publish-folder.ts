@@ -63,17 +63,26 @@ export async function publishFolder(client: S3Client, t: S3Target, localDir: str
   const marker = opts.marker ?? MANIFEST;
   const all = filesUnder(localDir);
   if (!all.includes(marker)) throw new Error(`${localDir} has no ${marker}: a folder is published only with its commit marker`);
-  const data = all.filter((f) => f !== marker);
+  return publishFiles(client, t, localDir, all.filter((f) => f !== marker), marker, { ...opts, under: folder });
+}
+
+/**
+ * Upload `files` of `localDir` (relative paths) to `s3://bucket/prefix/[under/]<file>`, several at
+ * once, and only then `marker` (the commit marker). The table layout publishes a run this way:
+ * its partitions' files, then `_manifests/00000010.json`.
+ */
+export async function publishFiles(client: S3Client, t: S3Target, localDir: string, files: readonly string[], marker: string, opts: PublishOptions & { readonly under?: string } = {}): Promise<Published> {
+  const key = (f: string): string => (opts.under ? `${opts.under}/${f}` : f);
   const keys: string[] = [];
   let next = 0;
   const worker = async (): Promise<void> => {
-    while (next < data.length) {
-      const f = data[next++]!;
-      keys.push(await uploadFile(client, t, join(localDir, f), `${folder}/${f}`, opts));
+    while (next < files.length) {
+      const f = files[next++]!;
+      keys.push(await uploadFile(client, t, join(localDir, f), key(f), opts));
     }
   };
-  await Promise.all(Array.from({ length: Math.max(1, Math.min(opts.concurrency ?? 4, data.length)) }, worker));
-  keys.push(await uploadFile(client, t, join(localDir, marker), `${folder}/${marker}`, opts));
+  await Promise.all(Array.from({ length: Math.max(1, Math.min(opts.concurrency ?? 4, files.length)) }, worker));
+  keys.push(await uploadFile(client, t, join(localDir, marker), key(marker), opts));
   return { keys };
 }
 

@@ -106,9 +106,9 @@ export async function checkBucket(c: S3Client, t: S3Target, opts: S3Options): Pr
 }
 
 /** Staging folders: `<tmp>/benefits-sync-s3-<pid>-XXXXXX`, removed on close, and by the next delivery when their process was killed. */
-const STAGE = "benefits-sync-s3-";
+export const STAGE = "benefits-sync-s3-";
 
-function clearDeadStages(): void {
+export function clearDeadStages(): void {
   let names: string[];
   try {
     names = readdirSync(tmpdir());

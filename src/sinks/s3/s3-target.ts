@@ -6,6 +6,7 @@
  */
 import { ConfigError } from "../../errors.js";
 import type { FileFormatName } from "../files/folder-sink.js";
+import type { LayoutName } from "../files/table-layout.js";
 
 export type SseMode = "AES256" | "aws:kms";
 
@@ -34,8 +35,11 @@ export const s3Url = (t: S3Target): string => `s3://${t.bucket}${t.prefix ? `/${
 /** An object's key under the target: `prefix/00000010/members.csv`. */
 export const s3Key = (t: S3Target, relative: string): string => (t.prefix ? `${t.prefix}/${relative}` : relative);
 
-/** An S3 output's identity in the delivery ledger: the format and the URL (`parquet:s3://lake/benefits`), never a credential. */
-export const s3Output = (format: FileFormatName, t: S3Target): string => `${format}:${s3Url(t)}`;
+/**
+ * An S3 output's identity in the delivery ledger: the format (with `-tables` for the table layout,
+ * as a folder's) and the URL (`parquet:s3://lake/benefits`), never a credential.
+ */
+export const s3Output = (format: FileFormatName, t: S3Target, layout: LayoutName = "folder"): string => `${format}${layout === "tables" ? "-tables" : ""}:${s3Url(t)}`;
 
 export const isS3Url = (value: string): boolean => /^s3:\/\//i.test(value);
 
