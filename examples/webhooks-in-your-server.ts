@@ -62,7 +62,8 @@ async function worker(): Promise<void> {
   while (!stopping.signal.aborted) {
     try {
       const r = await applyWebhooksOnce(config, { signal: stopping.signal });
-      for (const run of r.runs) console.log(`applied: run ${run.runId} ${run.status}, ${run.members} members, ${r.applied} events, ${r.pendingAfter} pending`);
+      // One drain may apply in several runs (events that arrived while it ran get a batch of their own).
+      if (r.runs.length > 0) console.log(`applied: ${r.runs.map((x) => `run ${x.runId} ${x.status} (${x.members} members)`).join(", ")}; ${r.applied} events, ${r.pendingAfter} pending`);
       if (r.busy) once(`waiting: ${r.busy.message}`);
       else if (r.error) once(`apply failed, the events stay pending: ${r.error.message}`);
     } catch (e) {
