@@ -157,7 +157,7 @@ function checkReplaceable(parent: string, finalDir: string, format: FileFormatNa
 }
 
 /** Run a file-system step; its errors come out as an OutputError naming the path and the fix. */
-function fsStep<T>(parent: string, step: () => T): T {
+export function fsStep<T>(parent: string, step: () => T): T {
   try {
     return step();
   } catch (e) {
@@ -166,7 +166,8 @@ function fsStep<T>(parent: string, step: () => T): T {
   }
 }
 
-function fsyncDir(dir: string): void {
+/** fsync a directory (its entries: a rename into it). */
+export function fsyncDir(dir: string): void {
   const fd = openSync(dir, "r");
   try {
     fsyncSync(fd);

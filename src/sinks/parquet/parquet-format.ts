@@ -48,12 +48,14 @@ function* childRowsOf(deltas: Iterable<Delta>, field: string): Iterable<ParquetR
   }
 }
 
-function schemaOf(columns: readonly ParquetColumn[]): SchemaElement[] {
-  const rep = (c: ParquetColumn): "REQUIRED" | "OPTIONAL" => (c.required ? "REQUIRED" : "OPTIONAL");
+function schemaOf<R>(columns: readonly ParquetColumn<R>[]): SchemaElement[] {
+  const rep = (c: ParquetColumn<R>): "REQUIRED" | "OPTIONAL" => (c.required ? "REQUIRED" : "OPTIONAL");
   return [
     { name: "root", num_children: columns.length },
     ...columns.map((c): SchemaElement => {
       switch (c.type) {
+        case "boolean":
+          return { name: c.name, type: "BOOLEAN", repetition_type: rep(c) };
         case "int64":
           return { name: c.name, type: "INT64", repetition_type: rep(c) };
         case "date":
@@ -72,7 +74,8 @@ function schemaOf(columns: readonly ParquetColumn[]): SchemaElement[] {
   ];
 }
 
-function writeFile(dir: string, name: string, columns: readonly ParquetColumn[], rows: Iterable<ParquetRow>): ManifestFile {
+/** One Parquet file `dir/name` of `rows` in row groups of {@link ROW_GROUP}: its manifest entry (also the state export's writer, src/sinks/state/). */
+export function writeFile<R>(dir: string, name: string, columns: readonly ParquetColumn<R>[], rows: Iterable<R>): ManifestFile {
   const out = new HashingFileWriter(join(dir, name));
   try {
     const writer = new ParquetWriter({ writer: out, schema: schemaOf(columns), createdBy: "benefits-sync" });
