@@ -11,6 +11,7 @@ import { join } from "node:path";
 import { writeFile } from "../src/sinks/parquet/parquet-format.js";
 import type { ParquetColumn } from "../src/sinks/parquet/parquet-columns.js";
 import { exportState } from "../src/sinks/state/state-export.js";
+import { STATE_ROW_GROUP } from "../src/sinks/state/state-writers.js";
 import { asCents, asEpochDay, asEpochMicros, typedFields } from "../src/sinks/typed-fields.js";
 import { StoredResources } from "../src/store/resources.js";
 
@@ -38,7 +39,7 @@ function plain(db: BetterSqlite3.Database, out: string): number {
       { name: "data", type: "json", required: true, value: (x) => JSON.parse(x[fields.length + 2] as string) },
     ];
     const sql = `SELECT id, ${fields.map((f) => `"${f.name}"`).join(", ")}, hash, data FROM "${r}"`;
-    rows += writeFile(out, `${r}.parquet`, columns, db.prepare(sql).raw().iterate() as Iterable<Row>).rows;
+    rows += writeFile(out, `${r}.parquet`, columns, db.prepare(sql).raw().iterate() as Iterable<Row>, STATE_ROW_GROUP).rows;
   }
   const lines: ParquetColumn<Row>[] = [
     { name: "claim_id", type: "string", required: true, value: (x) => x[0] },
@@ -50,7 +51,7 @@ function plain(db: BetterSqlite3.Database, out: string): number {
     { name: "amount", type: "decimal", value: (x) => asCents(x[6]) },
   ];
   const sql = "SELECT claim_id, line_no, memberId, groupId, serviceDateFrom, code, amount FROM claim_lines";
-  rows += writeFile(out, "claim_lines.parquet", lines, db.prepare(sql).raw().iterate() as Iterable<Row>).rows;
+  rows += writeFile(out, "claim_lines.parquet", lines, db.prepare(sql).raw().iterate() as Iterable<Row>, STATE_ROW_GROUP).rows;
   return rows;
 }
 

@@ -74,8 +74,8 @@ function schemaOf<R>(columns: readonly ParquetColumn<R>[]): SchemaElement[] {
   ];
 }
 
-/** One Parquet file `dir/name` of `rows` in row groups of {@link ROW_GROUP}: its manifest entry (also the state export's writer, src/sinks/state/). */
-export function writeFile<R>(dir: string, name: string, columns: readonly ParquetColumn<R>[], rows: Iterable<R>): ManifestFile {
+/** One Parquet file `dir/name` of `rows` in row groups of `rowGroup` rows: its manifest entry (also the state export's writer, src/sinks/state/). */
+export function writeFile<R>(dir: string, name: string, columns: readonly ParquetColumn<R>[], rows: Iterable<R>, rowGroup = ROW_GROUP): ManifestFile {
   const out = new HashingFileWriter(join(dir, name));
   try {
     const writer = new ParquetWriter({ writer: out, schema: schemaOf(columns), createdBy: "benefits-sync" });
@@ -84,7 +84,7 @@ export function writeFile<R>(dir: string, name: string, columns: readonly Parque
     let total = 0;
     const flush = () => {
       if (count === 0) return;
-      void writer.write({ columnData: columns.map((c, i) => ({ name: c.name, data: batch[i]! })), rowGroupSize: ROW_GROUP });
+      void writer.write({ columnData: columns.map((c, i) => ({ name: c.name, data: batch[i]! })), rowGroupSize: rowGroup });
       batch = columns.map(() => []);
       count = 0;
     };
@@ -92,7 +92,7 @@ export function writeFile<R>(dir: string, name: string, columns: readonly Parque
       for (let i = 0; i < columns.length; i++) batch[i]!.push(columns[i]!.value(row));
       count++;
       total++;
-      if (count >= ROW_GROUP) flush();
+      if (count >= rowGroup) flush();
     }
     flush();
     void writer.finish();
