@@ -128,6 +128,8 @@ export const COMMANDS: readonly CommandSpec[] = [
         description: "with --out: write every run from N to --run, each as DIR/<run, 8 digits>/; with --sink: a new warehouse starts at run N (the runs before it are never loaded)",
         parse: "positiveInt",
       },
+      { flags: "--state", description: "write every view's rows as of --run (default: the latest run that succeeded) as DIR/state-<run, 8 digits>/" },
+      { flags: "--history", description: "write every version up to --run, with valid_from_run, valid_to_run, valid_from, valid_to, is_current, is_deleted, as DIR/history-<run, 8 digits>/" },
     ],
     load: () => import("./commands/export.js"),
   },

@@ -4,6 +4,7 @@
  * each file written by the writers themselves, so that it cannot drift from the files: `npm run
  * docs:outputs` writes it, and a test regenerates it and compares.
  */
+import { StateHistoryText } from "./state/state-docs.js";
 import { StoredResources, ViewColumns, type StoredResource } from "../store/resources.js";
 import { csvChildRow, csvMainRow } from "./csv/csv-format.js";
 import { flatten } from "./csv/flatten.js";
@@ -79,6 +80,7 @@ export function dictionaryMarkdown(): string {
     for (const c of f.columns) lines.push(`| ${cell(c.csv)} | ${cell(c.parquet)} | ${c.type} | ${c.parquetType ?? "—"} | ${c.unit} | ${c.nullable} |`);
     lines.push("", "Example (an update in run 7):", "", ...exampleRows(f));
   }
+  lines.push("", ...StateHistoryText);
   return `${lines.join("\n")}\n`;
 }
 

@@ -18,7 +18,9 @@ import type { FileFormatName } from "../../sinks/files/folder-sink.js";
 import type { LayoutName } from "../../sinks/files/table-layout.js";
 
 export async function run(ctx: CommandContext): Promise<number> {
-  const o = ctx.options as { run?: number; out?: string; format?: FileFormatName; layout?: "folder" | "tables"; sink?: string; fromRun?: number };
+  const o = ctx.options as { run?: number; out?: string; format?: FileFormatName; layout?: "folder" | "tables"; sink?: string; fromRun?: number; state?: boolean; history?: boolean };
+  // --state / --history: the views as of a run, or every version (export-state.ts).
+  if (o.state || o.history) return (await import("./export-state.js")).runStateExport(ctx, o);
   const problems: string[] = [];
   if (o.run === undefined) problems.push("--run: which run to export is required (`benefits-sync runs` lists them)");
   if (o.sink !== undefined && o.out !== undefined) problems.push("--out and --sink: give one (a folder of files, or a warehouse); run export twice for both");

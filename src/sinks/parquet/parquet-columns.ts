@@ -8,11 +8,11 @@ import { LINE_BASE, orderChangedFields, type ChildList } from "../files/layout.j
 import type { Delta } from "../run-deltas.js";
 import { asCents, asEpochDay, asEpochMicros, asText, childFieldType, typedFields, valueAt, type FieldType } from "../typed-fields.js";
 
-export interface ParquetColumn {
+export interface ParquetColumn<R = ParquetRow> {
   readonly name: string;
-  readonly type: FieldType | "string" | "int64" | "json";
+  readonly type: FieldType | "string" | "int64" | "json" | "boolean";
   readonly required?: boolean;
-  readonly value: (row: ParquetRow) => unknown;
+  readonly value: (row: R) => unknown;
 }
 
 export interface ParquetRow {

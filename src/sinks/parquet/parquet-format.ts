@@ -59,12 +59,14 @@ function* childRowsOf(deltas: Iterable<Delta>, field: string): Iterable<ParquetR
   }
 }
 
-function schemaOf(columns: readonly ParquetColumn[]): SchemaElement[] {
-  const rep = (c: ParquetColumn): "REQUIRED" | "OPTIONAL" => (c.required ? "REQUIRED" : "OPTIONAL");
+function schemaOf<R>(columns: readonly ParquetColumn<R>[]): SchemaElement[] {
+  const rep = (c: ParquetColumn<R>): "REQUIRED" | "OPTIONAL" => (c.required ? "REQUIRED" : "OPTIONAL");
   return [
     { name: "root", num_children: columns.length },
     ...columns.map((c): SchemaElement => {
       switch (c.type) {
+        case "boolean":
+          return { name: c.name, type: "BOOLEAN", repetition_type: rep(c) };
         case "int64":
           return { name: c.name, type: "INT64", repetition_type: rep(c) };
         case "date":
@@ -83,7 +85,8 @@ function schemaOf(columns: readonly ParquetColumn[]): SchemaElement[] {
   ];
 }
 
-function writeFile(dir: string, name: string, columns: readonly ParquetColumn[], rows: Iterable<ParquetRow>): ManifestFile {
+/** One Parquet file `dir/name` of `rows` in row groups of `rowGroup` rows: its manifest entry (also the state export's writer, src/sinks/state/). */
+export function writeFile<R>(dir: string, name: string, columns: readonly ParquetColumn<R>[], rows: Iterable<R>, rowGroup = ROW_GROUP): ManifestFile {
   const out = new HashingFileWriter(join(dir, name));
   try {
     const writer = new ParquetWriter({ writer: out, schema: schemaOf(columns), createdBy: "benefits-sync" });
@@ -92,7 +95,7 @@ function writeFile(dir: string, name: string, columns: readonly ParquetColumn[],
     let total = 0;
     const flush = () => {
       if (count === 0) return;
-      void writer.write({ columnData: columns.map((c, i) => ({ name: c.name, data: batch[i]! })), rowGroupSize: ROW_GROUP });
+      void writer.write({ columnData: columns.map((c, i) => ({ name: c.name, data: batch[i]! })), rowGroupSize: rowGroup });
       batch = columns.map(() => []);
       count = 0;
     };
@@ -100,7 +103,7 @@ function writeFile(dir: string, name: string, columns: readonly ParquetColumn[],
       for (let i = 0; i < columns.length; i++) batch[i]!.push(columns[i]!.value(row));
       count++;
       total++;
-      if (count >= ROW_GROUP) flush();
+      if (count >= rowGroup) flush();
     }
     flush();
     void writer.finish();
