@@ -18,7 +18,7 @@ import { asCents } from "../../src/sinks/typed-fields.js";
 import { spawn } from "node:child_process";
 import { installedEnv } from "../helpers/printed-commands.js";
 import { EVENT_DEADLINE_MS } from "../helpers/wait.js";
-import { docPage, namedBlock } from "../helpers/readme-blocks.js";
+import { docPage, namedBlock, README } from "../helpers/readme-blocks.js";
 
 let sb: Sandbox;
 let dir: string;
@@ -34,9 +34,9 @@ afterAll(async () => {
 const PAGE = docPage("lake.md");
 
 /** The page's SQL block whose first line is `-- <name>`, as printed (that line included). */
-function sqlBlock(name: string): string {
-  const found = [...readFileSync(PAGE, "utf8").matchAll(/^```sql\n([\s\S]*?)^```$/gm)].map((m) => m[1]!).filter((b) => b.startsWith(`-- ${name}\n`));
-  if (found.length !== 1) throw new Error(`${PAGE}: ${found.length} sql blocks named "-- ${name}" (expected exactly one)`);
+function sqlBlock(name: string, page = PAGE): string {
+  const found = [...readFileSync(page, "utf8").matchAll(/^```sql\n([\s\S]*?)^```$/gm)].map((m) => m[1]!).filter((b) => b.startsWith(`-- ${name}\n`));
+  if (found.length !== 1) throw new Error(`${page}: ${found.length} sql blocks named "-- ${name}" (expected exactly one)`);
   return found[0]!;
 }
 
@@ -86,6 +86,8 @@ describe("docs/lake.md, as printed", () => {
       expect(members.map((m) => `${String(m.run_id)} ${String(m.op)} ${String(m.id)} ${String(m.lastName)} ${String(m.dateOfBirth)}`).sort()).toEqual(want);
       expect(members.length).toBeGreaterThan(0);
 
+      // The README prints this recipe too: the same text as the page's, so what runs here is what it prints.
+      expect(sqlBlock("duckdb: paid amounts per run, exact to the cent", README)).toBe(sqlBlock("duckdb: paid amounts per run, exact to the cent"));
       const paid = (await duck.runAndReadAll(sqlBlock("duckdb: paid amounts per run, exact to the cent"))).getRowObjectsJson();
       const byRun = [1, 2].flatMap((run) => {
         const claims = [...runDeltas(db as never, "claims", [run])];
