@@ -115,21 +115,19 @@ export const COMMANDS: readonly CommandSpec[] = [
       "resource (and per child list in CSV and Parquet), and manifest.json with each file's row count and SHA-256. The " +
       "same run exported twice gives the same bytes. It does not count as a delivery: what sync --out delivers is " +
       "unchanged. With --sink, load into a Postgres warehouse every finished run up to N that it lacks, in order (a run " +
-      "it has is never applied twice), and record the delivery. Exit 0 when written, 1 when the folder or the warehouse " +
-      "could not be written, 2 for bad usage (an unknown run, an unknown format or sink).",
+      "it has is never applied twice), and record the delivery. --out s3://BUCKET/PREFIX uploads the same files, the " +
+      "manifest last (credentials from the AWS environment). --state and --history write every view as of run N, or " +
+      "every version up to it, instead. Exit 0 when written, 1 when the folder, the bucket or the warehouse could not be " +
+      "written, 2 for bad usage (an unknown run, format, sink or bucket).",
     options: [
       { flags: "--run <n>", description: "the run to export (see `benefits-sync runs`)", parse: "positiveInt" },
-      { flags: "--out <dir>", description: "write under DIR/<run_id>/ (the id zero-padded to 8 digits; DIR is created if missing; its parent must exist)" },
+      { flags: "--out <dir>", description: "write under DIR/<run_id>/ (8 digits; DIR is created if missing; its parent must exist), or s3://BUCKET/PREFIX" },
       { flags: "--format <format>", description: "csv (default), jsonl or parquet", parse: "format" },
       { flags: "--layout <layout>", description: "folder (default): DIR/<run>/; tables: Parquet tables, DIR/<resource>/run_id=<run>/part-00000.parquet (docs/lake.md)", parse: "layout" },
       { flags: "--sink <url-or-name>", description: "load into a warehouse instead: postgres://... or a sink named in the config file" },
-      {
-        flags: "--from-run <n>",
-        description: "with --out: write every run from N to --run, each as DIR/<run, 8 digits>/; with --sink: a new warehouse starts at run N (the runs before it are never loaded)",
-        parse: "positiveInt",
-      },
-      { flags: "--state", description: "write every view's rows as of --run (default: the latest run that succeeded) as DIR/state-<run, 8 digits>/" },
-      { flags: "--history", description: "write every version up to --run, with valid_from_run, valid_to_run, valid_from, valid_to, is_current, is_deleted, as DIR/history-<run, 8 digits>/" },
+      { flags: "--from-run <n>", description: "with --out: every run from N to --run, each its own folder; with --sink: a new warehouse starts at run N (the runs before it are never loaded)", parse: "positiveInt" },
+      { flags: "--state", description: "write every view's rows as of --run (default: the latest that succeeded) as DIR/state-<run>/" },
+      { flags: "--history", description: "write every version up to --run (valid_from_run, valid_to_run, valid_from, valid_to, is_current, is_deleted) as DIR/history-<run>/" },
     ],
     load: () => import("./commands/export.js"),
   },

@@ -31,7 +31,7 @@ import { s3Output, s3Url, type S3Options, type S3Target } from "./s3-target.js";
 export function s3Sink(t: S3Target, format: FileFormat, opts: S3Options = {}): Sink<DeltaFolder> {
   let client: Promise<S3Client> | undefined;
   const clientOf = (): Promise<S3Client> => (client ??= s3Client(opts));
-  let checked: Promise<void> | undefined;
+  const checkOnce = bucketCheck(t, opts);
   return {
     output: s3Output(format.name, t),
     describe: `${s3Url(t)} (${format.name})`,
@@ -46,12 +46,7 @@ export function s3Sink(t: S3Target, format: FileFormat, opts: S3Options = {}): S
     },
     async open(plan) {
       const c = await clientOf();
-      // Once per delivery of this sink; a failed check is made again by the next.
-      checked ??= checkBucket(c, t, opts).catch((e) => {
-        checked = undefined;
-        throw e;
-      });
-      await checked;
+      await checkOnce(c);
       return openStaged(c, t, format, opts, plan);
     },
   };
@@ -75,6 +70,16 @@ async function openStaged(c: S3Client, t: S3Target, format: FileFormat, opts: S3
       stage = undefined;
     },
   };
+}
+
+/** {@link checkBucket} once per sink: its deliveries share a check that passed; a failed one is made again by the next. */
+export function bucketCheck(t: S3Target, opts: S3Options): (c: S3Client) => Promise<void> {
+  let checked: Promise<void> | undefined;
+  return (c) =>
+    (checked ??= checkBucket(c, t, opts).catch((e: unknown) => {
+      checked = undefined;
+      throw e;
+    }));
 }
 
 /** The bucket exists (and, when asked, encrypts by default); an S3OutputError otherwise. */

@@ -15,7 +15,7 @@ import { sameRuns } from "../files/manifest.js";
 import { tableManifest } from "../files/table-layout.js";
 import { tablesSink } from "../files/tables-sink.js";
 import { publishFiles, readS3Manifest } from "./publish-folder.js";
-import { checkBucket, clearDeadStages, STAGE } from "./s3-sink.js";
+import { bucketCheck, clearDeadStages, STAGE } from "./s3-sink.js";
 import { s3Client } from "./s3-client.js";
 import { s3Output, s3Url, type S3Options, type S3Target } from "./s3-target.js";
 
@@ -25,7 +25,7 @@ import { s3Output, s3Url, type S3Options, type S3Target } from "./s3-target.js";
 export function s3TablesSink(t: S3Target, format: FileFormat, opts: S3Options = {}): Sink<DeltaFolder> {
   let client: Promise<S3Client> | undefined;
   const clientOf = (): Promise<S3Client> => (client ??= s3Client(opts));
-  let checked: Promise<void> | undefined;
+  const checkOnce = bucketCheck(t, opts);
   return {
     output: s3Output(format.name, t, "tables"),
     describe: `${s3Url(t)} (${format.name} tables)`,
@@ -37,11 +37,7 @@ export function s3TablesSink(t: S3Target, format: FileFormat, opts: S3Options = 
     },
     async open(plan) {
       const c = await clientOf();
-      checked ??= checkBucket(c, t, opts).catch((e) => {
-        checked = undefined;
-        throw e;
-      });
-      await checked;
+      await checkOnce(c);
       clearDeadStages();
       let stage: string | undefined = mkdtempSync(join(tmpdir(), `${STAGE}${process.pid}-`));
       const inner = (await tablesSink(stage, format).open(plan)) as SinkSession<DeltaFolder>;
