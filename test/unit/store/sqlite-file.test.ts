@@ -79,7 +79,7 @@ const RAW_OPENS: Record<string, string> = {
   "src/store/sqlite-file.ts": "the rule itself: openBesideSqlite refuses SQLite's names",
   "src/sinks/files/hashed-file.ts": "a delivered output file (csv, jsonl), created new in a staging folder",
   "src/sinks/parquet/parquet-format.ts": "a delivered parquet file, created new in a staging folder",
-  "src/sinks/files/folder-sink.ts": "a directory, opened to fsync its entries",
+  "src/sinks/files/fs-step.ts": "a directory, opened to fsync its entries",
 };
 
 /** The files that read a descriptor (readSync, fstatSync), and why it is never a SQLite file's. */
