@@ -164,10 +164,17 @@ export class RunLifecycle {
     this.writeCounts(run);
     if (run.dryRun) return this.rollbackDryRun(run, "succeeded");
     groups.durableCommit();
-    db.pragma("incremental_vacuum");
-    // The statistics the planner picks the guide's indexes by, refreshed where the run changed
-    // enough to matter (SQLite bounds the work it does).
-    db.pragma("optimize");
+    // Upkeep, after the success is committed: pages given back, and the statistics the planner
+    // picks the guide's indexes by, refreshed where the run changed enough to matter (SQLite bounds
+    // the work it does). A failure here (a disk that fills as the vacuum writes) leaves the run a
+    // success; the next run does both again.
+    for (const upkeep of ["incremental_vacuum", "optimize"]) {
+      try {
+        db.pragma(upkeep);
+      } catch {
+        break;
+      }
+    }
     return { runId: run.runId, status: "succeeded", counts: countsObject(run), resumedFrom: run.resumedFrom };
   }
 
