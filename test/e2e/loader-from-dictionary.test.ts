@@ -130,6 +130,6 @@ describe("a loader written from the dictionary alone", () => {
     } finally {
       db.close();
     }
-    // 31 syncs: 15 to 20 s on a quiet machine, 68 s at load 12; its own deadline, still well under the suite's.
+    // 31 syncs (68 s measured at load 12): a deadline of its own, still well under the suite's.
   }, 240_000);
 });
