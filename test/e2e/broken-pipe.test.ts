@@ -3,7 +3,7 @@
  * built CLI must end quietly then (no stack trace, exit 0), as a Unix filter does.
  */
 import { spawn } from "node:child_process";
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -11,15 +11,17 @@ import { CLI } from "../helpers/cli-process.js";
 
 /** Run the CLI with a stdout whose reader is gone before the CLI writes (the pipe's read end closed at once). */
 function runWithReaderGone(args: readonly string[]): Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: string }> {
-  const child = spawn(process.execPath, [CLI, ...args], {
-    stdio: ["ignore", "pipe", "pipe"],
-    env: { PATH: process.env.PATH ?? "" },
-    cwd: mkdtempSync(join(tmpdir(), "bs-pipe-")),
-  });
+  const cwd = mkdtempSync(join(tmpdir(), "bs-pipe-"));
+  const child = spawn(process.execPath, [CLI, ...args], { stdio: ["ignore", "pipe", "pipe"], env: { PATH: process.env.PATH ?? "" }, cwd });
   child.stdout.destroy();
   let stderr = "";
   child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
-  return new Promise((resolve) => child.once("close", (code, signal) => resolve({ code, signal, stderr })));
+  return new Promise((resolve) =>
+    child.once("close", (code, signal) => {
+      rmSync(cwd, { recursive: true, force: true });
+      resolve({ code, signal, stderr });
+    }),
+  );
 }
 
 describe("a piped CLI whose reader goes away", () => {

@@ -1,11 +1,19 @@
 import BetterSqlite3 from "better-sqlite3";
-import { mkdtempSync, readFileSync, statSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { Inbox, inboxPathFor } from "../../../src/webhooks/inbox.js";
 
-const dir = () => mkdtempSync(join(tmpdir(), "bs-inbox-"));
+const made: string[] = [];
+const dir = () => {
+  const d = mkdtempSync(join(tmpdir(), "bs-inbox-"));
+  made.push(d);
+  return d;
+};
+afterAll(() => {
+  for (const d of made) rmSync(d, { recursive: true, force: true });
+});
 const ev = (id: string, memberId: string | null, receivedAt: string, type = "member_update") => ({ id, type, memberId, receivedAt });
 
 describe("the webhook inbox", () => {
