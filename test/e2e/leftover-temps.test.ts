@@ -111,6 +111,32 @@ describe("leftovers of a killed delivery", () => {
     for (const n of [1, 2, 3, 4]) expectComplete(join(cwd, "X", runDir(n)));
   });
 
+  it("kill -9 of export --state mid-write: the next state export (or a delivery to the folder) clears its hidden folder; a live one's stays", async () => {
+    const stoppedState = async (kind: "state" | "history", out: string) => {
+      const before = existsSync(join(cwd, out)) ? hidden(join(cwd, out)) : [];
+      const p = startCli(["export", `--${kind}`, "--run", "2", "--out", out, "--format", "parquet", "--quiet"], { ...env, NODE_OPTIONS: `--require ${HOOK}`, STOP_AFTER_FILE: "members.parquet" }, cwd);
+      let exited = false;
+      void p.done.then(() => (exited = true));
+      await waitUntil(`export --${kind} to stop after writing members.parquet in its hidden folder`, () => exited || stopped(p.child.pid!));
+      expect(exited, "the export finished instead of stopping mid-write").toBe(false);
+      const tmp = hidden(join(cwd, out)).filter((n) => !before.includes(n));
+      expect(tmp).toEqual([expect.stringMatching(new RegExp(`^\\.${kind}-00000002\\.tmp-[0-9a-f]{8}-${p.child.pid}-`))]);
+      return { cli: p, tmp: tmp[0]! };
+    };
+    await kill9((await stoppedState("state", "S")).cli);
+    const live = await stoppedState("history", "S");
+    const again = await cli("export", "--state", "--run", "2", "--out", "S", "--format", "parquet", "--quiet");
+    expect(again.code, again.stderr).toBe(0);
+    // The killed export's folder is gone; the stopped (live) one's is kept.
+    expect(hidden(join(cwd, "S"))).toEqual([live.tmp]);
+    expect(existsSync(join(cwd, "S", "state-00000002", "manifest.json"))).toBe(true);
+    await kill9(live.cli);
+    // A delivery of run folders to the same folder clears a dead state export's leftover too.
+    const sync = await cli("export", "--run", "1", "--out", "S", "--quiet");
+    expect(sync.code, sync.stderr).toBe(0);
+    expect(hidden(join(cwd, "S"))).toEqual([]);
+  });
+
   it("a delivery to a folder another live process is writing leaves that process's hidden folder (and a recent one it cannot check), clears a dead one's; the other then finishes whole", async () => {
     const live = await exportStoppedMidWrite(2, "Z");
     const dead = await exportStoppedMidWrite(1, "Z");

@@ -2,7 +2,8 @@
  * `s3://bucket/prefix` as an output, with the built CLI against the sandbox and a real S3 server
  * on loopback (s3rver behind the shim of test/helpers/s3-server.ts), driven by the real AWS SDK:
  * the same run folders and bytes as a local folder, the manifest uploaded last, kill -9
- * mid-upload, wrong credentials, a missing bucket, a bucket refused for want of encryption.
+ * mid-upload, wrong credentials, an endpoint nobody answers, a missing bucket, a bucket refused for
+ * want of encryption, a prefix that belongs to another snapshot.
  */
 import { createHash } from "node:crypto";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -12,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startSandbox, type Sandbox } from "../../src/sandbox/index.js";
 import { startCli } from "../helpers/cli-process.js";
 import { folderFiles, runDir } from "../helpers/run-folders.js";
+import { closedPort } from "../helpers/ports.js";
 import { startS3Server, type S3TestServer } from "../helpers/s3-server.js";
 import { ALL_CLAIMS } from "../helpers/sandbox-truth.js";
 
@@ -111,6 +113,47 @@ describe("sync and export --out s3://bucket/prefix", () => {
     const good = await t.sync(["--out", "s3://lake/creds"]);
     expect(good.code, good.stderr).toBe(0);
     expect((await s3.keys("lake", "creds/")).filter((k) => k.endsWith("manifest.json"))).toEqual([`creds/${runDir(1)}/manifest.json`, `creds/${runDir(2)}/manifest.json`]);
+  });
+
+  it("an endpoint nobody answers: exit 1 naming the prefix, the run succeeded and its delivery pending; with the endpoint back, the next sync delivers both runs", async () => {
+    const t = setup("unreachable");
+    const port = await closedPort();
+    const down = await t.sync(["--out", "s3://lake/unreachable"], { AWS_ENDPOINT_URL_S3: `http://127.0.0.1:${port}` });
+    expect(down.code, down.stderr).toBe(1);
+    expect(JSON.parse(down.stdout.trim().split("\n").at(-1)!).status).toBe("succeeded");
+    expect(down.stderr).toMatch(/the S3 endpoint for s3:\/\/lake\/unreachable could not be reached .*ECONNREFUSED/);
+    expect(down.stderr).toMatch(/stay pending/);
+    const back = await t.sync(["--out", "s3://lake/unreachable", "--quiet"]);
+    expect(back.code, back.stderr).toBe(0);
+    expect((await s3.keys("lake", "unreachable/")).filter((k) => k.endsWith("manifest.json"))).toEqual([`unreachable/${runDir(1)}/manifest.json`, `unreachable/${runDir(2)}/manifest.json`]);
+  });
+
+  it("one prefix, one snapshot: another snapshot's sync to it exits 2 before its run (none recorded, nothing uploaded), its export and a tables sink too; its own next sync still delivers", async () => {
+    const a = setup("owner-a");
+    expect((await a.sync(["--out", "s3://lake/owned", "--quiet"])).code).toBe(0);
+    expect((await a.cli(["export", "--run", "1", "--out", "s3://lake/owned-tables", "--layout", "tables", "--quiet"])).code).toBe(0);
+    const idA = JSON.parse((await s3.object("lake", `owned/${runDir(1)}/manifest.json`)).toString()).snapshotId as string;
+    expect(idA).toMatch(/\S/);
+    const keys = await s3.keys("lake", "owned");
+    const b = setup("owner-b");
+    expect((await b.sync(["--out", "s3://lake/elsewhere", "--quiet"])).code).toBe(0);
+    const refused = await b.sync(["--out", "s3://lake/owned"]);
+    expect(refused.code, refused.stderr).toBe(2);
+    expect(refused.stderr).toContain(`s3://lake/owned belongs to snapshot ${idA} (the snapshotId in s3://lake/owned/${runDir(1)}/manifest.json)`);
+    expect(refused.stderr).toMatch(/Nothing was written/);
+    // Refused before its run: B has its first run only.
+    expect(JSON.parse((await b.cli(["runs", "--json"])).stdout).map((r: { run_id: number }) => r.run_id)).toEqual([1]);
+    const exported = await b.cli(["export", "--run", "1", "--out", "s3://lake/owned"]);
+    expect(exported.code, exported.stderr).toBe(2);
+    expect(exported.stderr).toContain(`belongs to snapshot ${idA}`);
+    b.config({ lake: { type: "s3", url: "s3://lake/owned-tables", format: "parquet", layout: "tables", endpoint: s3.endpoint, forcePathStyle: true } });
+    const tables = await b.sync([]);
+    expect(tables.code, tables.stderr).toBe(2);
+    expect(tables.stderr).toContain(`s3://lake/owned-tables belongs to snapshot ${idA} (the snapshotId in s3://lake/owned-tables/_manifests/${runDir(1)}.json)`);
+    expect(await s3.keys("lake", "owned")).toEqual(keys);
+    const own = await a.sync(["--out", "s3://lake/owned", "--quiet"]);
+    expect(own.code, own.stderr).toBe(0);
+    expect((await s3.keys("lake", "owned/")).filter((k) => k.endsWith("manifest.json"))).toEqual([`owned/${runDir(1)}/manifest.json`, `owned/${runDir(2)}/manifest.json`]);
   });
 
   it("a missing bucket exits 2 naming it; the run itself is recorded succeeded", async () => {

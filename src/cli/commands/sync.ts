@@ -52,9 +52,11 @@ export async function run(ctx: CommandContext): Promise<number> {
   if (o.fromRun !== undefined) {
     await checkFromRunBefore(config.db, o.fromRun, out ? { output: outputId(out), where: outWhere! } : undefined, o.out !== undefined || o.sink !== undefined);
   }
-  // A folder of another snapshot's runs: refused before the run, which then records nothing.
+  // A folder or an S3 prefix of another snapshot's runs: refused before the run, which then records nothing.
   const folders = [...(out?.kind === "folder" ? [out.dir] : []), ...outputs.flatMap((s) => (s.kind === "folder" ? [s.dir] : []))];
   if (!o.dryRun) await (await import("../../sinks/files/folder-owner.js")).checkFoldersBefore(config.db, folders);
+  const prefixes = [...(out?.kind === "s3" ? [out] : []), ...outputs.flatMap((s) => (s.kind === "s3" ? [s] : []))];
+  if (!o.dryRun) await (await import("../../sinks/s3/s3-owner.js")).checkS3Before(config.db, prefixes);
   const { runSyncJob } = await import("../../pipeline/run-sync-job.js");
   const progress = ctx.globals.quiet ? undefined : progressReporter(ctx.stderr);
   const signals = watchSignals();

@@ -64,15 +64,36 @@ export function checkFolderSnapshot(dir: string, ours: string | null | undefined
   const abs = resolve(dir);
   const other = [...folderSnapshots(abs, opts)].find(([id]) => id !== ours);
   if (!other) return;
-  const [id, manifest] = other;
-  const self = opts.db ? `the snapshot ${opts.db}` : "this snapshot";
-  throw new OutputSnapshotError(
-    `${abs} belongs to snapshot ${id} (the snapshotId in ${manifest}), and ${self} is ` +
-      `${ours ? `snapshot ${ours}` : "another one (it has no id yet: it is new, or an older benefits-sync made it)"}: ` +
+  throw ownerRefusal({ where: abs, id: other[0], manifest: other[1], ours, db: opts.db, instead: "a new folder (another --out DIR, or another sink dir" });
+}
+
+/**
+ * The refusal of an output (`where`: a folder, an s3:// prefix) that belongs to snapshot `id`
+ * (named by `manifest`) to snapshot `ours`. `instead`: where else to deliver, for the message.
+ */
+export function ownerRefusal(o: { where: string; id: string; manifest: string; ours: string | null | undefined; db?: string | undefined; instead: string }): OutputSnapshotError {
+  const self = o.db ? `the snapshot ${o.db}` : "this snapshot";
+  return new OutputSnapshotError(
+    `${o.where} belongs to snapshot ${o.id} (the snapshotId in ${o.manifest}), and ${self} is ` +
+      `${o.ours ? `snapshot ${o.ours}` : "another one (it has no id yet: it is new, or an older benefits-sync made it)"}: ` +
       "an output takes the runs of the snapshot that first delivered to it, since the run ids of two snapshots collide. Nothing was written. " +
-      `Deliver ${ours ? `snapshot ${ours}` : "this snapshot"} to a new folder (another --out DIR, or another sink dir; with --from-run N to start it at a later run), ` +
-      `and leave ${abs} to snapshot ${id}`,
+      `Deliver ${o.ours ? `snapshot ${o.ours}` : "this snapshot"} to ${o.instead}; with --from-run N to start it at a later run), ` +
+      `and leave ${o.where} to snapshot ${o.id}`,
   );
+}
+
+/** The id of the snapshot at `dbPath`; undefined for a missing file or one with no id yet. Reads only. */
+export async function snapshotIdAt(dbPath: string): Promise<string | undefined> {
+  if (dbPath === ":memory:" || !existsSync(dbPath)) return undefined;
+  const { openDatabase } = await import("../../store/database.js");
+  const db = openDatabase(dbPath, { readonly: true });
+  try {
+    return db.prepare("SELECT value FROM _meta WHERE key = 'snapshot_id'").pluck().get() as string | undefined;
+  } catch {
+    return undefined; // no _meta yet: an old file, given an id by its next run
+  } finally {
+    db.close();
+  }
 }
 
 /**
@@ -82,17 +103,6 @@ export function checkFolderSnapshot(dir: string, ours: string | null | undefined
  */
 export async function checkFoldersBefore(dbPath: string, dirs: readonly string[]): Promise<void> {
   if (dirs.length === 0) return;
-  let ours: string | undefined;
-  if (dbPath !== ":memory:" && existsSync(dbPath)) {
-    const { openDatabase } = await import("../../store/database.js");
-    const db = openDatabase(dbPath, { readonly: true });
-    try {
-      ours = db.prepare("SELECT value FROM _meta WHERE key = 'snapshot_id'").pluck().get() as string | undefined;
-    } catch {
-      ours = undefined; // no _meta yet: an old file, given an id by this run
-    } finally {
-      db.close();
-    }
-  }
+  const ours = await snapshotIdAt(dbPath);
   for (const dir of dirs) checkFolderSnapshot(dir, ours, { db: dbPath });
 }

@@ -1,7 +1,8 @@
 /**
  * The hidden folders a run folder is written in (`DIR/.10.tmp-<host>-<pid>-XXXXXX`, and its
- * `.old` when a folder of the same run is replaced), and the clearing of those a writer left
- * behind when it was killed. The name says who writes it: `<host>` (a hash of the host name) and
+ * `.old` when a folder of the same run is replaced), or a state or history export
+ * (`DIR/.state-00000010.tmp-<host>-<pid>-XXXXXX`, state-folder.ts), and the clearing of those a
+ * writer left behind when it was killed. The name says who writes it: `<host>` (a hash of the host name) and
  * `<pid>`. Another writer's folder is removed only when it is certainly dead:
  *
  * - this host, another pid: that process is gone (a live one, delivering to the same folder at
@@ -31,13 +32,18 @@ const writing = new Set<string>();
 /** The prefix of a new hidden folder for run `runId` (mkdtemp adds six characters). */
 export const tempPrefix = (dir: string, runId: number): string => join(dir, `.${runId}.tmp-${hostTag()}-${process.pid}-`);
 
+/** The prefix of a new hidden folder for the state export `name` (`state-00000010`, `history-00000010`). */
+export const stateTempPrefix = (dir: string, name: string): string => join(dir, `.${name}.tmp-${hostTag()}-${process.pid}-`);
+
 /** Mark `path` as being written by this process (`false`: no longer). */
 export function markWriting(path: string, on: boolean): void {
   if (on) writing.add(path);
   else writing.delete(path);
 }
 
+// A run folder's (`.10.tmp-…`) or a state export's (`.state-00000010.tmp-…`; before the host tag, `.state-00000010.tmp-<pid>-XXXXXX`).
 const NAME = /^\.(\d+)\.tmp-(?:([0-9a-f]{8})-(\d+)-)?[A-Za-z0-9]{6}(\.old)?$/;
+const STATE_NAME = /^\.((?:state|history)-\d{8,})\.tmp-(?:([0-9a-f]{8})-)?(\d+)-[A-Za-z0-9]{6}(\.old)?$/;
 
 /**
  * Remove from `dir` the hidden folders of writers that are gone (see the file's comment); put a
@@ -55,12 +61,15 @@ export function clearLeftovers(dir: string, now: number = Date.now()): string[] 
   }
   const cleared: string[] = [];
   for (const name of names) {
-    const m = NAME.exec(name);
+    const run = NAME.exec(name);
+    const state = run ? undefined : STATE_NAME.exec(name);
+    const m = run ?? state;
     if (!m) continue;
     const path = join(dir, name);
-    if (!writerGone(path, m[2], m[3], now)) continue;
+    // A state folder named without the host tag (its pid alone) cannot be checked: the hour's rule.
+    if (!writerGone(path, m[2], m[2] === undefined && state ? undefined : m[3], now)) continue;
     try {
-      const final = join(dir, runFolderName(Number(m[1])));
+      const final = join(dir, run ? runFolderName(Number(m[1])) : m[1]!);
       if (m[4] && !existsSync(final)) renameSync(path, final);
       else rmSync(path, { recursive: true, force: true });
       cleared.push(name);

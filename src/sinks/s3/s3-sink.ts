@@ -23,6 +23,7 @@ import { runFolderName, runFolderNames } from "../files/run-folder-name.js";
 import { sameRuns } from "../files/manifest.js";
 import { CHECKING_BUCKET, S3Codes, S3OutputError, explainS3Error, s3Client } from "./s3-client.js";
 import { publishFolder, readS3Manifest } from "./publish-folder.js";
+import { checkS3Snapshot } from "./s3-owner.js";
 import { s3Output, s3Url, type S3Options, type S3Target } from "./s3-target.js";
 
 /**
@@ -47,6 +48,8 @@ export function s3Sink(t: S3Target, format: FileFormat, opts: S3Options = {}): S
     async open(plan) {
       const c = await clientOf();
       await checkOnce(c);
+      // Before anything is uploaded: a prefix of another snapshot's runs is refused (s3-owner.ts).
+      await checkS3Snapshot(c, t, plan.facts?.snapshotId);
       return openStaged(c, t, format, opts, plan);
     },
   };

@@ -17,6 +17,7 @@ import { tablesSink } from "../files/tables-sink.js";
 import { publishFiles, readS3Manifest } from "./publish-folder.js";
 import { bucketCheck, clearDeadStages, STAGE } from "./s3-sink.js";
 import { s3Client } from "./s3-client.js";
+import { checkS3Snapshot } from "./s3-owner.js";
 import { s3Output, s3Url, type S3Options, type S3Target } from "./s3-target.js";
 
 /**
@@ -38,6 +39,8 @@ export function s3TablesSink(t: S3Target, format: FileFormat, opts: S3Options = 
     async open(plan) {
       const c = await clientOf();
       await checkOnce(c);
+      // Before anything is uploaded: a prefix of another snapshot's runs is refused (s3-owner.ts).
+      await checkS3Snapshot(c, t, plan.facts?.snapshotId);
       clearDeadStages();
       let stage: string | undefined = mkdtempSync(join(tmpdir(), `${STAGE}${process.pid}-`));
       const inner = (await tablesSink(stage, format).open(plan)) as SinkSession<DeltaFolder>;

@@ -1,6 +1,7 @@
 /**
  * Where a state or history export goes, and how it becomes visible: `DIR/state-00000010/` (or
- * `history-00000010/`) for run 10, written in a hidden sibling (`DIR/.state-00000010.tmp-<pid>-XXXXXX`)
+ * `history-00000010/`) for run 10, written in a hidden sibling (`DIR/.state-00000010.tmp-<host>-<pid>-XXXXXX`,
+ * removed by the next writer once its own writer is gone: files/leftovers.ts)
  * and made visible whole by ONE step, {@link publishStaged} (a rename for a local folder; an object
  * store's publish uploads the files, the manifest last, in its place). A folder already there is
  * replaced only when it is a state export of the same kind, run and format (the same bytes);
@@ -11,6 +12,7 @@ import { join } from "node:path";
 import { OutputError } from "../output-error.js";
 import { fsStep, fsyncDir } from "../files/fs-step.js";
 import { ensureOutputDir } from "../output-dir.js";
+import { clearLeftovers, markWriting, stateTempPrefix } from "../files/leftovers.js";
 import { MANIFEST } from "../files/manifest.js";
 import { runFolderName } from "../files/run-folder-name.js";
 import type { StateKind } from "./state-views.js";
@@ -59,7 +61,9 @@ export function stageFolder(outDir: string, kind: StateKind, runId: number, form
       );
     }
   }
-  const tmp = fsStep(parent, () => mkdtempSync(join(parent, `.${name}.tmp-${process.pid}-`)));
+  clearLeftovers(parent);
+  const tmp = fsStep(parent, () => mkdtempSync(stateTempPrefix(parent, name)));
+  markWriting(tmp, true);
   return { parent, tmp, finalDir };
 }
 
@@ -84,6 +88,7 @@ export function publishStaged(s: Staged): string {
       renameSync(s.tmp, s.finalDir);
     }
   });
+  markWriting(s.tmp, false);
   try {
     fsyncDir(s.parent);
   } catch {
@@ -95,4 +100,5 @@ export function publishStaged(s: Staged): string {
 /** Remove what is left of a staged export that was not published. */
 export function discardStaged(s: Staged): void {
   rmSync(s.tmp, { recursive: true, force: true });
+  markWriting(s.tmp, false);
 }
