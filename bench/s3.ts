@@ -17,7 +17,7 @@
  * the upload (publish / put: the same bytes, the plain way), and the whole delivery against the
  * fastest plain way to get the run there (deliver / (stage + put): the same writers, then plain
  * PutObject). Also printed, not a bar: deliver / put, the encoding on one side only (on loopback the
- * writers' CPU dwarfs the transfer; see docs/lake.md). Every upload lands the same objects (count,
+ * writers' CPU dwarfs the transfer; see docs/benchmarks.md). Every upload lands the same objects (count,
  * and bytes within 1%: the manifest's times).
  */
 import { spawn, spawnSync } from "node:child_process";
