@@ -8,7 +8,7 @@
  * BENCH_REPEAT (1: how many times to repeat the main measurements, the median is reported),
  * BENCH_ANALYST_RUNS (18: runs added to the 100k snapshot before timing `changes`; 0 skips the
  * analyst section), BENCH_ONLY (`sync`: only the first sync, re-sync and memory bars; `latency`: only the member walk under latency; `sinks`: only the sinks section; `scale`: only the
- * scale section; `timing`: only the timings taken out of the tests, see timing.ts; `webhooks`: only the receiver's section, see webhooks.ts; `state`: only the state export's, see state.ts, BENCH_STATE_LARGE=1000000 adds the 1M size), BENCH_SCALE_MEMBERS (0: when set, e.g. 1000000, the scale section compares the
+ * scale section; `timing`: only the timings taken out of the tests, see timing.ts; `webhooks`: only the receiver's section, see webhooks.ts; `state`: only the state export's, see state.ts, BENCH_STATE_LARGE=1000000 adds the 1M size; `s3`: only the S3 delivery's, see s3.ts, BENCH_S3_REPEAT (3), BENCH_S3_FORMATS (csv,parquet)), BENCH_SCALE_MEMBERS (0: when set, e.g. 1000000, the scale section compares the
  * first sync's records per second at BENCH_MEMBERS and at this many members, and runs a no-change
  * re-sync of the large one). The sinks section: BENCH_SINK_REPEAT (3), BENCH_SINK_CLAIMS_PER_MEMBER
  * (3), BENCH_SINK_UPDATE_SHARE (0.5: the share of the claims its second run changes), see sinks.ts.
@@ -22,6 +22,7 @@ import { fileURLToPath } from "node:url";
 import { accumulatedChanges, questionsSection } from "./analyst.js";
 import { floorLine } from "./floor.js";
 import { sinksSection } from "./sinks.js";
+import { s3Section } from "./s3.js";
 import { scaleSection } from "./scale.js";
 import { stateSection } from "./state.js";
 import { timingSection } from "./timing.js";
@@ -113,6 +114,10 @@ async function main(): Promise<void> {
     if (ONLY === undefined || ONLY === "sinks") {
       const sinks = { claimsPerMember: env("BENCH_SINK_CLAIMS_PER_MEMBER", 3), repeat: env("BENCH_SINK_REPEAT", 3), updateShare: env("BENCH_SINK_UPDATE_SHARE", 0.5) };
       await sinksSection(dir, { members: MEMBERS, groups: GROUPS, ...sinks, window: { from: FROM, to: TO } }, startSandbox, worker, report);
+    }
+    if (ONLY === undefined || ONLY === "s3") {
+      const formats = (process.env.BENCH_S3_FORMATS ?? "csv,parquet").split(",");
+      await s3Section(dir, { members: MEMBERS, groups: GROUPS, claimsPerMember: CPM, repeat: env("BENCH_S3_REPEAT", 3), formats, window: { from: FROM, to: TO } }, startSandbox, worker, report);
     }
     if (ONLY === "state" || process.env.BENCH_STATE_LARGE !== undefined) {
       const large = env("BENCH_STATE_LARGE", 0);

@@ -1,7 +1,7 @@
 /**
  * publishFolder (src/sinks/s3/publish-folder.ts) against a real S3 server on loopback (s3rver
  * behind test/helpers/s3-server.ts), driven by the real SDK: a file over 5 MB goes as a multipart
- * upload and arrives byte for byte; the manifest is the last PUT; readS3Manifest reads it back.
+ * upload (from 100 MB by default; here from 5 MB, in 5 MB parts) and arrives byte for byte; the manifest is the last PUT; readS3Manifest reads it back.
  */
 import { randomBytes } from "node:crypto";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { s3Client } from "../../src/sinks/s3/s3-client.js";
-import { PART_SIZE, publishFolder, readS3Manifest } from "../../src/sinks/s3/publish-folder.js";
+import { publishFolder, readS3Manifest } from "../../src/sinks/s3/publish-folder.js";
 import { startS3Server, type S3TestServer } from "../helpers/s3-server.js";
 
 let s3: S3TestServer;
@@ -25,21 +25,22 @@ afterAll(async () => {
 });
 
 describe("publishFolder", () => {
-  it("uploads a file over 5 MB as a multipart upload with the same bytes, sub-folders too, and the manifest last; readS3Manifest reads it", async () => {
+  it("uploads a file over 5 MB as a multipart upload (multipart from 5 MB) with the same bytes, sub-folders too, and the manifest last; readS3Manifest reads it", async () => {
     const stage = join(dir, "00000010");
     mkdirSync(join(stage, "members"), { recursive: true });
-    const big = randomBytes(PART_SIZE + 1024 * 1024);
+    const MB = 1024 * 1024;
+    const big = randomBytes(11 * MB);
     writeFileSync(join(stage, "members.parquet"), big);
     writeFileSync(join(stage, "members", "part-00000.csv"), "op,id\r\n");
     const manifest = { runId: 10, format: "parquet", runs: [10], files: [] };
     writeFileSync(join(stage, "manifest.json"), JSON.stringify(manifest));
     const client = await s3Client({ endpoint: s3.endpoint, forcePathStyle: true });
     const before = s3.requests.length;
-    const out = await publishFolder(client, { bucket: "lake", prefix: "pub" }, stage, "00000010");
+    const out = await publishFolder(client, { bucket: "lake", prefix: "pub" }, stage, "00000010", { multipart: { from: 5 * MB, partSize: 5 * MB } });
     expect(out.keys.at(-1)).toBe("pub/00000010/manifest.json");
     const seen = s3.requests.slice(before);
     expect(seen.some((r) => r.method === "POST" && r.path === "/lake/pub/00000010/members.parquet" && r.query.includes("uploads"))).toBe(true);
-    expect(seen.filter((r) => r.method === "PUT" && r.path === "/lake/pub/00000010/members.parquet" && r.query.includes("partNumber")).length).toBe(2);
+    expect(seen.filter((r) => r.method === "PUT" && r.path === "/lake/pub/00000010/members.parquet" && r.query.includes("partNumber")).length).toBe(3);
     expect(seen.filter((r) => r.method === "PUT" || r.method === "POST").at(-1)!.path).toBe("/lake/pub/00000010/manifest.json");
     expect((await s3.object("lake", "pub/00000010/members.parquet")).equals(big)).toBe(true);
     expect((await s3.object("lake", "pub/00000010/members/part-00000.csv")).toString()).toBe("op,id\r\n");

@@ -5,8 +5,10 @@
  * manifest sees the folder complete; a delivery that dies before it leaves data objects without a
  * manifest, which readers ignore and the next delivery overwrites with the same bytes.
  *
- * Files go through `@aws-sdk/lib-storage`'s Upload: one PutObject up to the part size (5 MB),
- * a multipart upload above it. An upload that fails in-process aborts its multipart upload; one
+ * A file under {@link MULTIPART_FROM} (100 MB) goes as one PutObject (read whole: the SDK retries
+ * it); a larger one as a multipart upload through `@aws-sdk/lib-storage` (16 MB parts, four at
+ * once). Files go four at once, holding at most {@link BYTES_IN_FLIGHT} in memory between them.
+ * An upload that fails in-process aborts its multipart upload; one
  * cut off by a kill leaves incomplete parts, which a bucket lifecycle rule
  * (AbortIncompleteMultipartUpload) removes (docs/sinks.md). With `sse`, every PUT (and every
  * multipart upload) asks for server-side encryption.
@@ -18,14 +20,26 @@ import { MANIFEST, parseManifest, type Manifest } from "../files/manifest.js";
 import { explainS3Error } from "./s3-client.js";
 import { s3Key, type S3Options, type S3Target } from "./s3-target.js";
 
-/** The smallest part S3 takes, and where an upload becomes multipart. */
-export const PART_SIZE = 5 * 1024 * 1024;
+/**
+ * Where an upload becomes multipart: from 100 MB, where AWS advises it. Below, one PutObject is
+ * faster: s3rver on loopback takes a multipart upload at about half the speed of a PutObject of
+ * the same bytes (it copies the parts into the object), and with 5 MB parts a first sync's upload
+ * ran at 0.51 of plain PutObject's speed (docs/benchmarks.md).
+ */
+export const MULTIPART_FROM = 100 * 1024 * 1024;
+/** A multipart upload's part (S3's smallest is 5 MB), and how many of them are sent at once. */
+export const PART_SIZE = 16 * 1024 * 1024;
+const PARTS_AT_ONCE = 4;
+/** The bytes a publish's uploads hold in memory at once (one upload always goes, whatever its size). */
+export const BYTES_IN_FLIGHT = 128 * 1024 * 1024;
 
 export interface PublishOptions extends Pick<S3Options, "sse" | "kmsKeyId"> {
   /** The file that commits the folder, uploaded last (default `manifest.json`). */
   readonly marker?: string;
   /** Files uploaded at once (default 4). */
   readonly concurrency?: number;
+  /** Where an upload becomes multipart, and its part size (defaults MULTIPART_FROM and PART_SIZE; a test's smaller file). */
+  readonly multipart?: { readonly from: number; readonly partSize: number };
 }
 
 /** What went where: the keys in upload order, the marker's last. */
@@ -74,11 +88,20 @@ export async function publishFolder(client: S3Client, t: S3Target, localDir: str
 export async function publishFiles(client: S3Client, t: S3Target, localDir: string, files: readonly string[], marker: string, opts: PublishOptions & { readonly under?: string } = {}): Promise<Published> {
   const key = (f: string): string => (opts.under ? `${opts.under}/${f}` : f);
   const keys: string[] = [];
+  const budget = byteBudget(BYTES_IN_FLIGHT);
   let next = 0;
   const worker = async (): Promise<void> => {
     while (next < files.length) {
       const f = files[next++]!;
-      keys.push(await uploadFile(client, t, join(localDir, f), key(f), opts));
+      const path = join(localDir, f);
+      const size = statSync(path).size;
+      const held = size < (opts.multipart?.from ?? MULTIPART_FROM) ? size : (opts.multipart?.partSize ?? PART_SIZE) * PARTS_AT_ONCE;
+      await budget.take(held);
+      try {
+        keys.push(await uploadFile(client, t, path, key(f), opts, size));
+      } finally {
+        budget.give(held);
+      }
     }
   };
   await Promise.all(Array.from({ length: Math.max(1, Math.min(opts.concurrency ?? 4, files.length)) }, worker));
@@ -86,16 +109,44 @@ export async function publishFiles(client: S3Client, t: S3Target, localDir: stri
   return { keys };
 }
 
+/** A count of bytes held, shared by uploads: `take` waits while another upload would pass `limit` (one upload alone always goes). */
+export function byteBudget(limit: number): { take(n: number): Promise<void>; give(n: number): void } {
+  let held = 0;
+  const waiting: { n: number; go: () => void }[] = [];
+  const wake = (): void => {
+    while (waiting.length > 0 && (held === 0 || held + waiting[0]!.n <= limit)) {
+      const w = waiting.shift()!;
+      held += w.n;
+      w.go();
+    }
+  };
+  return {
+    take: (n) =>
+      new Promise<void>((go) => {
+        waiting.push({ n, go });
+        wake();
+      }),
+    give(n) {
+      held -= n;
+      wake();
+    },
+  };
+}
+
 /** One file to `s3://bucket/prefix/<rel>`; returns its key. */
-export async function uploadFile(client: S3Client, t: S3Target, path: string, rel: string, opts: Pick<S3Options, "sse" | "kmsKeyId"> = {}): Promise<string> {
-  const { Upload } = await import("@aws-sdk/lib-storage");
+export async function uploadFile(client: S3Client, t: S3Target, path: string, rel: string, opts: Pick<PublishOptions, "sse" | "kmsKeyId" | "multipart"> = {}, size: number = statSync(path).size): Promise<string> {
   const Key = s3Key(t, rel);
-  const size = statSync(path).size;
-  // A small file is read whole (one PutObject with its length); a large one streams in parts.
-  const Body = size <= PART_SIZE ? (await import("node:fs/promises")).readFile(path) : Promise.resolve(createReadStream(path));
-  const upload = new Upload({ client, params: { Bucket: t.bucket, Key, Body: await Body, ...sseParams(opts) }, partSize: PART_SIZE, queueSize: 2, leavePartsOnError: false });
+  const { from, partSize } = opts.multipart ?? { from: MULTIPART_FROM, partSize: PART_SIZE };
   try {
-    await upload.done();
+    if (size < from) {
+      const { PutObjectCommand } = await import("@aws-sdk/client-s3");
+      const { readFile } = await import("node:fs/promises");
+      await client.send(new PutObjectCommand({ Bucket: t.bucket, Key, Body: await readFile(path), ...sseParams(opts) }));
+    } else {
+      const { Upload } = await import("@aws-sdk/lib-storage");
+      const upload = new Upload({ client, params: { Bucket: t.bucket, Key, Body: createReadStream(path), ...sseParams(opts) }, partSize, queueSize: PARTS_AT_ONCE, leavePartsOnError: false });
+      await upload.done();
+    }
   } catch (e) {
     throw explainS3Error(e, t, `uploading ${rel}`);
   }
