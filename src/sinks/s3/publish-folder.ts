@@ -95,7 +95,8 @@ export async function publishFiles(client: S3Client, t: S3Target, localDir: stri
       const f = files[next++]!;
       const path = join(localDir, f);
       const size = statSync(path).size;
-      const held = size < (opts.multipart?.from ?? MULTIPART_FROM) ? size : (opts.multipart?.partSize ?? PART_SIZE) * PARTS_AT_ONCE;
+      const { from, partSize } = multipartOf(opts);
+      const held = size < from ? size : partSize * PARTS_AT_ONCE;
       await budget.take(held);
       try {
         keys.push(await uploadFile(client, t, path, key(f), opts, size));
@@ -108,6 +109,9 @@ export async function publishFiles(client: S3Client, t: S3Target, localDir: stri
   keys.push(await uploadFile(client, t, join(localDir, marker), key(marker), opts));
   return { keys };
 }
+
+/** Where `opts` makes an upload multipart, and its part size. */
+const multipartOf = (opts: Pick<PublishOptions, "multipart">): { readonly from: number; readonly partSize: number } => opts.multipart ?? { from: MULTIPART_FROM, partSize: PART_SIZE };
 
 /** A count of bytes held, shared by uploads: `take` waits while another upload would pass `limit` (one upload alone always goes). */
 export function byteBudget(limit: number): { take(n: number): Promise<void>; give(n: number): void } {
@@ -136,7 +140,7 @@ export function byteBudget(limit: number): { take(n: number): Promise<void>; giv
 /** One file to `s3://bucket/prefix/<rel>`; returns its key. */
 export async function uploadFile(client: S3Client, t: S3Target, path: string, rel: string, opts: Pick<PublishOptions, "sse" | "kmsKeyId" | "multipart"> = {}, size: number = statSync(path).size): Promise<string> {
   const Key = s3Key(t, rel);
-  const { from, partSize } = opts.multipart ?? { from: MULTIPART_FROM, partSize: PART_SIZE };
+  const { from, partSize } = multipartOf(opts);
   try {
     if (size < from) {
       const { PutObjectCommand } = await import("@aws-sdk/client-s3");
