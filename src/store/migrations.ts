@@ -5,6 +5,7 @@ import { silentProgress, type MigrationProgress } from "./migration-progress.js"
 import { analystIndexName, CoveredAlong, createSyncIndexes, createVersionTable, createViews, dropViews, ensureIndexes, writtenColumns } from "./analyst-schema.js";
 import { StoredResources, type StoredResource } from "./resources.js";
 import { SNAPSHOT_APPLICATION_ID } from "./snapshot-file.js";
+import { newSnapshotId } from "./snapshot-id.js";
 
 /**
  * Schema migrations, applied in order by `PRAGMA user_version`. Each runs in one transaction, so
@@ -165,7 +166,7 @@ export const migrations: readonly ((db: Database, progress?: MigrationProgress) 
   // 4: the snapshot's own identity, so that a warehouse fed from it refuses another snapshot's
   // runs (run ids start at 1 in every snapshot).
   (db) => {
-    db.exec("INSERT OR IGNORE INTO _meta (key, value) VALUES ('snapshot_id', lower(hex(randomblob(16))))");
+    db.prepare("INSERT OR IGNORE INTO _meta (key, value) VALUES ('snapshot_id', ?)").run(newSnapshotId());
   },
   // 5: records a failed run read but did not keep, to be looked up by the next runs (see
   // `unkeptClaims`): a claim read back inside the window and then deleted would otherwise stay.
