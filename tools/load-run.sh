@@ -10,7 +10,8 @@
 # for each run, its passed and failed counts from vitest's JSON report, and the load range, then
 # exits 0 only when A's three runs and every finished run of B and C passed. B's and C's runs still
 # going when A is done are stopped (with the PostgreSQL clusters they started: each suite has its
-# own TMPDIR under BASE) and reported as stopped, not counted.
+# own TMPDIR under BASE, and the file systems its disk-full tests mounted there are unmounted) and
+# reported as stopped, not counted.
 # LOAD_RUN_FILES (optional): test files to run instead of the whole suite, to try the script quickly.
 # On this 2-core machine each run takes 20 to 25 minutes at load 8 to 10: about 75 minutes in all.
 set -u
@@ -69,6 +70,8 @@ for x in B C; do # clusters started by the stopped runs (pg_ctl puts them in the
   done
 done
 sleep 2
+# The disk-full tests mount small file systems in their temp folder; a stopped run leaves them.
+grep -o " $base/[^ ]*" /proc/mounts | xargs -r -n1 umount -l 2>/dev/null
 rm -rf "$base"/[ABC]/tmp/*
 
 echo "---"
