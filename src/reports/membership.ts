@@ -151,7 +151,7 @@ export function membershipFigures(scope: ReportScope, onEvent: (row: Eligibility
   let membersAdded = 0;
   let membersDeleted = 0;
   for (const r of db
-    .prepare(`SELECT m.id, x.data AS a_data, y.data AS b_data FROM ${memberMoves} m LEFT JOIN _members_v x ON x.vid = m.a_vid LEFT JOIN _members_v y ON y.vid = m.b_vid`)
+    .prepare(`SELECT m.id, x.data AS a_data, y.data AS b_data FROM ${memberMoves} m LEFT JOIN _members_d x ON x.vid = m.a_vid LEFT JOIN _members_d y ON y.vid = m.b_vid`)
     .iterate() as Iterable<{ id: string; a_data: string | null; b_data: string | null }>) {
     if (r.a_data === null) membersAdded++;
     else if (r.b_data === null) membersDeleted++;
