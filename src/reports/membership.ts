@@ -167,7 +167,9 @@ export function membershipFigures(scope: ReportScope, onEvent: (row: Eligibility
   const covCols = ["memberId", "groupId", "groupPolicyId", "planId", "status", "startDate", "endDate", "data"] as const;
   const personCols = ["subscriberId", "relationship", "lastName", "firstName", "dateOfBirth"] as const;
   // Columns of one side of a join selected as `<pfx>_<column>`, and read back by `pick`.
-  const prefixed = (pfx: string, cols: readonly string[]) => cols.map((c) => `${pfx}."${c}" AS ${pfx}_${c}`).join(", ");
+  // (A version's JSON is kept beside its row, by vid: analyst-schema.ts.)
+  const prefixed = (pfx: string, cols: readonly string[]) =>
+    cols.map((c) => (c === "data" ? `(SELECT d.data FROM _coverages_d d WHERE d.vid = ${pfx}.vid) AS ${pfx}_data` : `${pfx}."${c}" AS ${pfx}_${c}`)).join(", ");
   const pick = (r: Record<string, unknown>, pfx: string, cols: readonly string[]): Record<string, unknown> => Object.fromEntries(cols.map((c) => [c, r[`${pfx}_${c}`]]));
   const rows = db.prepare(
     `SELECT m.id, m.observed_run, ${prefixed("x", covCols)}, ${prefixed("y", covCols)}, ${prefixed("ma", personCols)}, ${prefixed("mb", personCols)}, ma.vid AS ma_vid, mb.vid AS mb_vid
