@@ -4,7 +4,8 @@
  *
  *   node dist/bench/analyst-worker.js questions DB   -> {questions: [{name, viewMs, copyMs, rows}]}
  *   node dist/bench/analyst-worker.js changes DB     -> {runs, ms: [per run], worstMs}
- *   node dist/bench/analyst-worker.js guide DB COPY  -> {questions: [{name, viewMs, copyMs, rows}]} (see analyst-guide.ts)
+ *   node dist/bench/analyst-worker.js guide DB COPY  -> {questions: [{name, viewMs, copyMs, rows}]} (see analyst-guide.ts; the
+ *     guide's questions, then an analyst's own, own-questions.ts, named `own: NAME`)
  *
  * Each question runs 5 times on each side (after one warm-up run); the median is reported.
  */
@@ -13,6 +14,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { timeGuide } from "./analyst-guide.js";
 import { guideQuestions } from "./guide-questions.js";
+import { ownQuestions } from "./own-questions.js";
 import { typedColumns } from "../src/store/analyst-schema.js";
 import { StoredResources } from "../src/store/resources.js";
 
@@ -89,7 +91,9 @@ function main(): void {
   } else if (mode === "guide") {
     db.close();
     const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
-    out({ questions: timeGuide(path, process.argv[4]!, guideQuestions(root)) });
+    // The guide's questions and an analyst's own (own-questions.ts), on one copy.
+    const own = [...ownQuestions].map(([name, sql]) => [`own: ${name}`, sql] as const);
+    out({ questions: timeGuide(path, process.argv[4]!, new Map([...guideQuestions(root), ...own])) });
     return;
   } else throw new Error(`unknown mode ${mode}`);
   db.close();

@@ -55,7 +55,7 @@ export function guideSection(db: string, copy: string, members: number, report: 
     // Sub-millisecond lookups are within the timer's noise: their ratio is not held to the bar.
     const ok = (ratio <= 2 || q.viewMs < 5) && (!everyday || q.viewMs < 1000);
     report(
-      `guide at ${members} members: ${q.name} on the views / on a typed copy`,
+      `${q.name.startsWith("own: ") ? "analyst's own question" : "guide"} at ${members} members: ${q.name.replace(/^own: /, "")} on the views / on a typed copy`,
       `${ratio.toFixed(2)} (${q.viewMs.toFixed(1)} ms vs ${q.copyMs.toFixed(1)} ms, ${q.rows} rows; load ${loadavg()[0]!.toFixed(1)})`,
       everyday ? "<= 2, and < 1 s" : "<= 2",
       ok,

@@ -32,7 +32,7 @@ export function cpuMs(since?: NodeJS.CpuUsage): number {
 export function storeFloor(src: string, dst: string): { insertCpuMs: number; indexCpuMs: number; indexMs: number; rows: number } {
   const from = new BetterSqlite3(src, { readonly: true });
   const rows = StoredResources.map(
-    (r) => [r, from.prepare(`SELECT id, part, fp, hash, data FROM _${r}_v WHERE valid_to_run IS NULL`).raw().all() as unknown[][]] as const,
+    (r) => [r, from.prepare(`SELECT v.id, v.part, v.fp, d.hash, d.data FROM _${r}_v v JOIN _${r}_d d ON d.vid = v.vid WHERE v.valid_to_run IS NULL`).raw().all() as unknown[][]] as const,
   );
   from.close();
   for (const s of ["", "-wal", "-shm"]) rmSync(dst + s, { force: true });
@@ -44,7 +44,7 @@ export function storeFloor(src: string, dst: string): { insertCpuMs: number; ind
   db.transaction(() => {
     for (const [r, rs] of rows) {
       const insert = statements.get(r)!.insert;
-      for (const x of rs) insert.run(x[0], 1, "insert", x[1], null, x[2], x[3], x[4]);
+      for (const x of rs) insert(x[0] as string, 1, "insert", x[1] as string | null, null, x[2] as number | null, x[3] as string, x[4] as string);
     }
   })();
   const insertCpuMs = cpuMs(c0);

@@ -141,7 +141,7 @@ async function main(): Promise<void> {
     const json = (v: unknown) => (v === undefined || v === null ? null : JSON.stringify(v));
     const changes = function* () {
       const stmt = db.prepare(
-        "SELECT n.id, n.changed_fields, n.data AS after, p.data AS before FROM _claims_v n JOIN _claims_v p ON p.id = n.id AND p.valid_to_run = n.valid_from_run AND p.ended_by = 'update' WHERE n.valid_from_run = ? AND n.op = 'update'",
+        "SELECT n.id, n.changed_fields, nd.data AS after, pd.data AS before FROM _claims_v n JOIN _claims_v p ON p.id = n.id AND p.valid_to_run = n.valid_from_run AND p.ended_by = 'update' JOIN _claims_d nd ON nd.vid = n.vid JOIN _claims_d pd ON pd.vid = p.vid WHERE n.valid_from_run = ? AND n.op = 'update'",
       );
       for (const r of stmt.iterate(Number(a)) as IterableIterator<{ id: string; changed_fields: string; after: string; before: string }>) {
         const [before, after] = [JSON.parse(r.before) as Record<string, unknown>, JSON.parse(r.after) as Record<string, unknown>];
@@ -176,8 +176,8 @@ async function main(): Promise<void> {
     let lineRows = 0;
     const run = Number(a);
     // The run's changes: what began in it (inserts, updates), then what it deleted (last values).
-    const began = db.prepare("SELECT op, id, data, changed_fields FROM _claims_v WHERE valid_from_run = ?");
-    const deleted = db.prepare("SELECT 'delete' AS op, id, data, NULL AS changed_fields FROM _claims_v WHERE valid_to_run = ? AND ended_by = 'delete'");
+    const began = db.prepare("SELECT v.op, v.id, d.data, v.changed_fields FROM _claims_v v JOIN _claims_d d ON d.vid = v.vid WHERE v.valid_from_run = ?");
+    const deleted = db.prepare("SELECT 'delete' AS op, v.id, d.data, NULL AS changed_fields FROM _claims_v v JOIN _claims_d d ON d.vid = v.vid WHERE v.valid_to_run = ? AND v.ended_by = 'delete'");
     for (const stmt of [began, deleted]) {
       for (const r of stmt.iterate(run) as IterableIterator<{ op: string; id: string; data: string; changed_fields: string | null }>) {
         const rec = JSON.parse(r.data) as Record<string, unknown>;

@@ -47,7 +47,7 @@ export function createMoves(s: ReportScope, r: StoredResource): string {
        FROM ids
        LEFT JOIN _${r}_v x ON x.id = ids.id AND ${asOf("x", ":a")}
        LEFT JOIN _${r}_v y ON y.id = ids.id AND ${asOf("y", ":b")}
-       WHERE x.hash IS NOT y.hash`,
+       WHERE (SELECT hash FROM _${r}_d WHERE vid = x.vid) IS NOT (SELECT hash FROM _${r}_d WHERE vid = y.vid)`,
     )
     .run(params(s));
   return t;

@@ -151,7 +151,7 @@ export function membershipFigures(scope: ReportScope, onEvent: (row: Eligibility
   let membersAdded = 0;
   let membersDeleted = 0;
   for (const r of db
-    .prepare(`SELECT m.id, x.data AS a_data, y.data AS b_data FROM ${memberMoves} m LEFT JOIN _members_v x ON x.vid = m.a_vid LEFT JOIN _members_v y ON y.vid = m.b_vid`)
+    .prepare(`SELECT m.id, x.data AS a_data, y.data AS b_data FROM ${memberMoves} m LEFT JOIN _members_d x ON x.vid = m.a_vid LEFT JOIN _members_d y ON y.vid = m.b_vid`)
     .iterate() as Iterable<{ id: string; a_data: string | null; b_data: string | null }>) {
     if (r.a_data === null) membersAdded++;
     else if (r.b_data === null) membersDeleted++;
@@ -167,7 +167,9 @@ export function membershipFigures(scope: ReportScope, onEvent: (row: Eligibility
   const covCols = ["memberId", "groupId", "groupPolicyId", "planId", "status", "startDate", "endDate", "data"] as const;
   const personCols = ["subscriberId", "relationship", "lastName", "firstName", "dateOfBirth"] as const;
   // Columns of one side of a join selected as `<pfx>_<column>`, and read back by `pick`.
-  const prefixed = (pfx: string, cols: readonly string[]) => cols.map((c) => `${pfx}."${c}" AS ${pfx}_${c}`).join(", ");
+  // (A version's JSON is kept beside its row, by vid: analyst-schema.ts.)
+  const prefixed = (pfx: string, cols: readonly string[]) =>
+    cols.map((c) => (c === "data" ? `(SELECT d.data FROM _coverages_d d WHERE d.vid = ${pfx}.vid) AS ${pfx}_data` : `${pfx}."${c}" AS ${pfx}_${c}`)).join(", ");
   const pick = (r: Record<string, unknown>, pfx: string, cols: readonly string[]): Record<string, unknown> => Object.fromEntries(cols.map((c) => [c, r[`${pfx}_${c}`]]));
   const rows = db.prepare(
     `SELECT m.id, m.observed_run, ${prefixed("x", covCols)}, ${prefixed("y", covCols)}, ${prefixed("ma", personCols)}, ${prefixed("mb", personCols)}, ma.vid AS ma_vid, mb.vid AS mb_vid

@@ -46,11 +46,13 @@ export function* runDeltas(db: Database, resource: StoredResource, runIds: reado
   const typed = opts.typed ? typedColumnsSql(resource) : "";
   // `op` is 'insert' or 'update' (in that order): with the run, the index `_<r>_v_from`, whose
   // entries end in the version id, gives this order as it is read.
+  // The JSON by the version's key, from the table beside (analyst-schema.ts).
+  const data = `(SELECT d.data FROM _${resource}_d d WHERE d.vid = _${resource}_v.vid)`;
   const changed = db
-    .prepare(`SELECT op, valid_from_run, id, data, changed_fields${typed} FROM _${resource}_v WHERE valid_from_run = ? ORDER BY op, vid`)
+    .prepare(`SELECT op, valid_from_run, id, ${data}, changed_fields${typed} FROM _${resource}_v WHERE valid_from_run = ? ORDER BY op, vid`)
     .raw();
   const deleted = db
-    .prepare(`SELECT 'delete', valid_to_run, id, data, NULL${typed} FROM _${resource}_v WHERE valid_to_run = ? AND ended_by = 'delete' ORDER BY vid`)
+    .prepare(`SELECT 'delete', valid_to_run, id, ${data}, NULL${typed} FROM _${resource}_v WHERE valid_to_run = ? AND ended_by = 'delete' ORDER BY vid`)
     .raw();
   for (const run of [...new Set(runIds)].sort((a, b) => a - b)) {
     for (const r of changed.iterate(run) as IterableIterator<unknown[]>) yield new StoredDelta(r, resource);

@@ -3,9 +3,14 @@
  * they filter and join on, and the views of the contract.
  *
  * - Each version table (`_<resource>_v`) carries the documented scalar fields as typed columns,
- *   read from `data` by SQLite in the very statement that writes the version (`insertVersionSql`,
- *   `refreshTypedSql`): a view reads a real column, never JSON, and an index on it answers a
- *   query alone. Only those two statements write `data`, so the columns cannot drift from it.
+ *   read from the record's JSON by SQLite in the very statement that writes the version
+ *   (`insertVersionSql`, `refreshTypedSql`): a view reads a real column, never JSON, and an index
+ *   on it answers a query alone.
+ * - The JSON itself (`data`) and its `hash` live beside, in `_<resource>_d` by vid: a version row is
+ *   a typed table's row, so a scan or a GROUP BY reads what a typed copy of the same columns would
+ *   (at 100,000 members a claim row was 979 bytes with its JSON, 300 without; paid per member read
+ *   2.1 times a typed copy's time). The views read `data` and `hash` by a subquery each, which
+ *   SQLite leaves out when a query does not use them (a LEFT JOIN it keeps under GROUP BY).
  * - Money: the amount columns keep the service's decimal text (`paidAmount`, "1234.50"); each also
  *   has an integer cents column (`paidAmount_cents`) that sums exactly.
  * - Indexes: every foreign key (memberId, groupId, planId, coverageId, subscriberId, ...), service
@@ -70,20 +75,28 @@ export function writtenColumns(r: StoredResource, source = "data"): { name: stri
 }
 
 /**
- * The statement that writes a version: `(id, valid_from_run, op, part, changed_fields, fp, hash,
- * data)`, the typed columns read from `data` by SQLite as it writes.
+ * The statement that writes a version's row: `(id, valid_from_run, op, part, changed_fields, fp,
+ * data)`, the typed columns read from `data` by SQLite as it writes; `data` itself (and its hash)
+ * goes to `_<resource>_d` by the vid this returns ({@link insertDataSql}).
  */
 export function insertVersionSql(r: StoredResource): string {
   const typed = writtenColumns(r, "d");
   return (
-    `INSERT INTO _${r}_v (id, valid_from_run, op, part, changed_fields, fp, hash, data${typed.map((c) => `, "${c.name}"`).join("")}) ` +
-    `SELECT ?, ?, ?, ?, ?, ?, ?, d${typed.map((c) => `, ${c.extract}`).join("")} FROM (SELECT ? AS d)`
+    `INSERT INTO _${r}_v (id, valid_from_run, op, part, changed_fields, fp${typed.map((c) => `, "${c.name}"`).join("")}) ` +
+    `SELECT ?, ?, ?, ?, ?, ?${typed.map((c) => `, ${c.extract}`).join("")} FROM (SELECT ? AS d)`
   );
 }
 
-/** The statement that reads the typed columns again from `data` (after `data` was amended), by vid. */
+/** `(vid, hash, data)`: a version's JSON, written right after its row. */
+export const insertDataSql = (r: StoredResource): string => `INSERT INTO _${r}_d (vid, hash, data) VALUES (?, ?, ?)`;
+
+/** The statement that reads the typed columns again from the version's `data` (after it was amended), by vid. */
 export function refreshTypedSql(r: StoredResource): string {
-  return `UPDATE _${r}_v SET ${writtenColumns(r).map((c) => `"${c.name}" = ${c.extract}`).join(", ")} WHERE vid = ?`;
+  const typed = writtenColumns(r, "d.data");
+  return (
+    `UPDATE _${r}_v SET (${typed.map((c) => `"${c.name}"`).join(", ")}) = ` +
+    `(SELECT ${typed.map((c) => c.extract).join(", ")} FROM _${r}_d d WHERE d.vid = _${r}_v.vid) WHERE vid = ?`
+  );
 }
 
 /** The version table of a resource with its typed columns (`name` lets a migration build it aside). */
@@ -105,11 +118,19 @@ export function createVersionTable(db: Database, r: StoredResource, name = `_${r
       -- A keyed hash of the text the server sent, so an unchanged record is recognised without
       -- re-serialising it; null where it must not be trusted (a child list was unreadable).
       fp INTEGER,
-      -- SHA-256 of the canonical JSON (first 16 bytes, hex): a stable hash of the version.
-      hash TEXT NOT NULL,
-      data TEXT NOT NULL,
       ${typed}
     )`);
+}
+
+/**
+ * The JSON of a resource's versions by vid (`hash`: SHA-256 of the canonical JSON, first 16
+ * bytes, hex), and the trigger that removes a version's JSON with its row, whichever code path
+ * removes it. Made after the version table is in place (a migration renames it first).
+ */
+export function createDataTable(db: Database, r: StoredResource): void {
+  db.exec(`
+    CREATE TABLE IF NOT EXISTS _${r}_d (vid INTEGER PRIMARY KEY, hash TEXT NOT NULL, data TEXT NOT NULL);
+    CREATE TRIGGER IF NOT EXISTS _${r}_v_data_delete AFTER DELETE ON _${r}_v BEGIN DELETE FROM _${r}_d WHERE vid = OLD.vid; END;`);
 }
 
 interface IndexSpec {
@@ -201,6 +222,7 @@ export function ensureIndexes(
   db: Database,
   loading: { fresh?: ReadonlySet<StoredResource>; empty?: ReadonlySet<StoredResource> } = {},
   onIndex: (name: string, done: number, total: number) => void = () => {},
+  onRollup?: (table: string) => void,
 ): void {
   const wanted = StoredResources.flatMap((r) => [
     ...(loading.empty?.has(r) ? [] : syncIndexes(r)).map((ix) => [r, ix] as const),
@@ -211,7 +233,7 @@ export function ensureIndexes(
   const missing = wanted.filter(([, ix]) => !existing.has(ix.name));
   buildIndexes(db, missing, onIndex);
   // After the indexes: a rollup is counted from the analysts' indexes where it can.
-  ensureRollups(db, new Set([...(loading.fresh ?? []), ...(loading.empty ?? [])]), (table) => onIndex(table, missing.length, missing.length + 1));
+  ensureRollups(db, new Set([...(loading.fresh ?? []), ...(loading.empty ?? [])]), onRollup ?? ((table) => onIndex(table, missing.length, missing.length + 1)));
 }
 
 function buildIndexes(db: Database, missing: (readonly [StoredResource, IndexSpec])[], onIndex: (name: string, done: number, total: number) => void): void {
@@ -230,6 +252,9 @@ export function dropViews(db: Database): void {
   for (const v of views) db.exec(`DROP VIEW "${v}"`);
 }
 
+/** The JSON (or its `hash`) of the version `alias` of `r`, by a subquery SQLite evaluates only when a query reads it. */
+const dataOf = (r: StoredResource, alias: string, column = "data") => `(SELECT x.${column} FROM _${r}_d x WHERE x.vid = ${alias}.vid)`;
+
 /** The views analysts query: see the README's analyst guide. */
 export function createViews(db: Database): void {
   db.exec(`
@@ -247,18 +272,19 @@ export function createViews(db: Database): void {
       SELECT delivery_id, output, for_run, runs, status, started_at, finished_at, error FROM _deliveries;
   `);
   for (const r of StoredResources) {
-    const cols = typedColumns(r).map((c) => `"${c.name}"`);
+    const cols = typedColumns(r).map((c) => `v."${c.name}"`);
+    const text = `${dataOf(r, "v", "hash")} AS hash, ${dataOf(r, "v")} AS data`;
     db.exec(`
-      CREATE VIEW "${r}" AS SELECT id, ${cols.join(", ")}, hash, data FROM _${r}_v WHERE valid_to_run IS NULL;
+      CREATE VIEW "${r}" AS SELECT v.id, ${cols.join(", ")}, ${text} FROM _${r}_v v WHERE v.valid_to_run IS NULL;
       CREATE VIEW "${r}_history" AS
-        SELECT v.id, ${cols.map((c) => `v.${c}`).join(", ")}, v.hash, v.data, v.valid_from_run, v.valid_to_run, r.started_at AS observed_at,
-               v.op, v.ended_by
-        FROM _${r}_v v JOIN _runs r ON r.run_id = v.valid_from_run;
+        SELECT v.id, ${cols.join(", ")}, ${text}, v.valid_from_run, v.valid_to_run,
+               (SELECT r.started_at FROM _runs r WHERE r.run_id = v.valid_from_run) AS observed_at, v.op, v.ended_by
+        FROM _${r}_v v;
     `);
   }
   const union = (f: (r: StoredResource) => string) => StoredResources.map(f).join("\nUNION ALL\n");
   // The version an update replaced: closed by the same run, as replaced.
-  const before = (r: StoredResource) => `SELECT p.data FROM _${r}_v p WHERE p.id = v.id AND p.valid_to_run = v.valid_from_run AND p.ended_by = 'update'`;
+  const before = (r: StoredResource) => `SELECT ${dataOf(r, "p")} FROM _${r}_v p WHERE p.id = v.id AND p.valid_to_run = v.valid_from_run AND p.ended_by = 'update'`;
   db.exec(`
     CREATE VIEW changes AS ${union(
       (r) => `SELECT valid_from_run AS run_id, '${r}' AS resource, id, op, changed_fields FROM _${r}_v
@@ -266,16 +292,17 @@ UNION ALL
 SELECT valid_to_run, '${r}', id, 'delete', NULL FROM _${r}_v WHERE ended_by = 'delete'`,
     )};
     CREATE VIEW change_records AS ${union(
-      (r) => `SELECT v.valid_from_run AS run_id, '${r}' AS resource, v.id, v.op, (${before(r)}) AS before, v.data AS after FROM _${r}_v v
+      (r) => `SELECT v.valid_from_run AS run_id, '${r}' AS resource, v.id, v.op, (${before(r)}) AS before, ${dataOf(r, "v")} AS after FROM _${r}_v v
 UNION ALL
-SELECT v.valid_to_run, '${r}', v.id, 'delete', v.data, NULL FROM _${r}_v v WHERE v.ended_by = 'delete'`,
+SELECT v.valid_to_run, '${r}', v.id, 'delete', ${dataOf(r, "v")}, NULL FROM _${r}_v v WHERE v.ended_by = 'delete'`,
     )};
     CREATE VIEW field_changes AS ${union(
       (r) => `SELECT v.valid_from_run AS run_id, '${r}' AS resource, v.id, f.value AS field,
   CASE WHEN f.value IN (${ViewColumns[r].map((p) => `'${p}'`).join(", ")}) THEN replace(f.value, '.', '_') END AS column_name,
-  CASE f.value WHEN '(record)' THEN p.data ELSE json_extract(p.data, '$."' || replace(f.value, '.', '"."') || '"') END AS old_value,
-  CASE f.value WHEN '(record)' THEN v.data ELSE json_extract(v.data, '$."' || replace(f.value, '.', '"."') || '"') END AS new_value
-FROM _${r}_v v JOIN _${r}_v p ON p.id = v.id AND p.valid_to_run = v.valid_from_run AND p.ended_by = 'update', json_each(v.changed_fields) f
+  CASE f.value WHEN '(record)' THEN pd.data ELSE json_extract(pd.data, '$."' || replace(f.value, '.', '"."') || '"') END AS old_value,
+  CASE f.value WHEN '(record)' THEN vd.data ELSE json_extract(vd.data, '$."' || replace(f.value, '.', '"."') || '"') END AS new_value
+FROM _${r}_v v JOIN _${r}_v p ON p.id = v.id AND p.valid_to_run = v.valid_from_run AND p.ended_by = 'update'
+  JOIN _${r}_d vd ON vd.vid = v.vid JOIN _${r}_d pd ON pd.vid = p.vid, json_each(v.changed_fields) f
 WHERE v.op = 'update'`,
     )};
     ${claimLinesView}

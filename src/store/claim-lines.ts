@@ -3,8 +3,8 @@
  * instead of taking every current claim's JSON apart (at a million members, lines by procedure
  * took 18 times a typed table's time).
  *
- * The table is written by triggers on `_claims_v`, in the statement that writes the claim
- * version: whichever code path inserts, amends, closes, reopens or removes a version (a walk, a
+ * The table is written by triggers on `_claims_v` and `_claims_d` (its JSON), in the statement
+ * that writes the claim version: whichever code path inserts, amends, closes, reopens or removes a version (a walk, a
  * rollback, a delete, an SSN scrub), its lines follow, and nothing else writes them. Each line keeps
  * its version's `vid` and validity (`valid_from_run`, `valid_to_run`), so a claim's lines as of run
  * N are there as well as the current ones.
@@ -13,17 +13,21 @@ import type { Database } from "better-sqlite3";
 import { cents } from "./money-sql.js";
 
 /**
- * The lines of the version `v` (`NEW` or a table alias): one per item of its `lines` list (a
- * claim's `lines` is a list or nothing, see schemas/claim.ts), keyed by the item's index.
+ * The lines of the claim versions `v` (a table alias or NEW, with `valid_from_run`,
+ * `valid_to_run`) whose JSON is `data`: one per item of its `lines` list (a claim's `lines` is a
+ * list or nothing, see schemas/claim.ts), keyed by the item's index.
  */
-const linesOf = (v: string, from = "") =>
-  `SELECT ${v}.vid, j.key, ${v}.valid_from_run, ${v}.valid_to_run, j.value ->> '$.code', j.value ->> '$.amount' ` +
-  `FROM ${from}json_each(${v}.data, '$.lines') j WHERE j.key IS NOT NULL`;
+const linesOf = (vid: string, data: string, from: string, where: string) =>
+  `SELECT ${vid}, j.key, v.valid_from_run, v.valid_to_run, j.value ->> '$.code', j.value ->> '$.amount' ` +
+  `FROM ${from}, json_each(${data}, '$.lines') j WHERE j.key IS NOT NULL AND ${where}`;
 
 const COLUMNS = "vid, key, valid_from_run, valid_to_run, code, amount";
 
+/** The lines of a version whose JSON was just written (`NEW` of `_claims_d`), with its row's validity. */
+const linesOfNew = `INSERT INTO _claim_lines (${COLUMNS}) ${linesOf("NEW.vid", "NEW.data", "_claims_v v", "v.vid = NEW.vid")}`;
+
 /** The triggers, by name: dropped while a first load fills an empty claims table. */
-const TRIGGERS = ["_claims_v_lines_insert", "_claims_v_lines_amend", "_claims_v_lines_close", "_claims_v_lines_delete"];
+const TRIGGERS = ["_claims_d_lines_insert", "_claims_d_lines_amend", "_claims_v_lines_move", "_claims_v_lines_close", "_claims_v_lines_delete"];
 
 /**
  * A first load into an empty claims table writes no line as it goes: a trigger per claim costs
@@ -53,13 +57,17 @@ export function createClaimLines(db: Database, onBatch: (done: number, total: nu
       amount,
       PRIMARY KEY (vid, key)
     ) WITHOUT ROWID;
-    CREATE TRIGGER IF NOT EXISTS _claims_v_lines_insert AFTER INSERT ON _claims_v BEGIN
-      INSERT INTO _claim_lines (${COLUMNS}) ${linesOf("NEW")};
+    -- A version's JSON is written right after its row (analyst-schema.ts): its lines with it.
+    CREATE TRIGGER IF NOT EXISTS _claims_d_lines_insert AFTER INSERT ON _claims_d BEGIN
+      ${linesOfNew};
     END;
-    -- A version amended in place (its JSON) or reopened: its lines again, from what it holds now.
-    CREATE TRIGGER IF NOT EXISTS _claims_v_lines_amend AFTER UPDATE OF data, id, valid_from_run ON _claims_v BEGIN
+    -- A version amended in place (its JSON): its lines again, from what it holds now.
+    CREATE TRIGGER IF NOT EXISTS _claims_d_lines_amend AFTER UPDATE OF data ON _claims_d BEGIN
       DELETE FROM _claim_lines WHERE vid = OLD.vid;
-      INSERT INTO _claim_lines (${COLUMNS}) ${linesOf("NEW")};
+      ${linesOfNew};
+    END;
+    CREATE TRIGGER IF NOT EXISTS _claims_v_lines_move AFTER UPDATE OF valid_from_run ON _claims_v BEGIN
+      UPDATE _claim_lines SET valid_from_run = NEW.valid_from_run WHERE vid = NEW.vid;
     END;
     CREATE TRIGGER IF NOT EXISTS _claims_v_lines_close AFTER UPDATE OF valid_to_run ON _claims_v BEGIN
       UPDATE _claim_lines SET valid_to_run = NEW.valid_to_run WHERE vid = NEW.vid;
@@ -71,7 +79,7 @@ export function createClaimLines(db: Database, onBatch: (done: number, total: nu
   const last = (db.prepare("SELECT MAX(vid) FROM _claims_v").pluck().get() as number | null) ?? 0;
   const done = (db.prepare("SELECT MAX(vid) FROM _claim_lines").pluck().get() as number | null) ?? 0;
   if (done >= last) return;
-  const fill = db.prepare(`INSERT INTO _claim_lines (${COLUMNS}) ${linesOf("c", "_claims_v c, ")} AND c.vid > ? AND c.vid <= ?`);
+  const fill = db.prepare(`INSERT INTO _claim_lines (${COLUMNS}) ${linesOf("v.vid", "d.data", "_claims_v v JOIN _claims_d d ON d.vid = v.vid", "v.vid > ? AND v.vid <= ?")}`);
   for (let from = done; from < last; from += batch) {
     fill.run(from, Math.min(last, from + batch));
     onBatch(Math.min(last, from + batch), last);
@@ -79,15 +87,15 @@ export function createClaimLines(db: Database, onBatch: (done: number, total: nu
 }
 
 /**
- * The contract's `claim_lines` view: the current versions' lines. Their claim's columns are read
- * by the claim's vid only when a query uses them (a subquery each: SQLite leaves out a column
- * nobody reads, where it would keep a join).
+ * The contract's `claim_lines` view: the current versions' lines, with their claim's columns from
+ * the claim's version row (a narrow row: its JSON lives apart). A LEFT JOIN on the row's key: SQLite
+ * leaves it out of a plain query that reads no claim column, and turns it into an inner join it
+ * may start from when a query filters on one (a member's lines start from the claims' member
+ * index), where a subquery per column was evaluated for every line (lines of one member: a scan).
  */
-const claimColumn = (c: string) => `(SELECT c."${c}" FROM _claims_v c WHERE c.vid = l.vid) AS "${c}"`;
 export const claimLinesView = `
   CREATE VIEW claim_lines AS
-    SELECT (SELECT c.id FROM _claims_v c WHERE c.vid = l.vid) AS claim_id, CAST(l.key AS INTEGER) + 1 AS line_no,
-           ${["memberId", "groupId", "serviceDateFrom"].map(claimColumn).join(", ")},
+    SELECT c.id AS claim_id, CAST(l.key AS INTEGER) + 1 AS line_no, c.memberId, c.groupId, c.serviceDateFrom,
            l.code, l.amount, ${cents("l.amount")} AS amount_cents
-    FROM _claim_lines l
+    FROM _claim_lines l LEFT JOIN _claims_v c ON c.vid = l.vid
     WHERE l.valid_to_run IS NULL;`;

@@ -128,7 +128,7 @@ export function deleteCandidates(db: Database, run: ActiveRun, seen: SeenIds, ch
       .all(child) as { id: string; groupId?: string | null }[];
   return {
     members,
-    coverages: gone("coverages", ", json_extract(v.data, '$.groupId') AS groupId").map((r) => ({ id: r.id, groupId: r.groupId ?? null })),
+    coverages: gone("coverages", ", v.groupId").map((r) => ({ id: r.id, groupId: r.groupId ?? null })),
     plans: gone("plans", "").map((r) => r.id),
   };
 }
@@ -163,7 +163,7 @@ function childPlan(db: Database, run: ActiveRun, child: StoredResource, policy: 
   const rows = (
     db
       .prepare(
-        `SELECT g.vid, g.scope, json_extract(v.data, '$.groupId') AS groupId FROM _child_gone g JOIN _${child}_v v ON v.vid = g.vid
+        `SELECT g.vid, g.scope, json_extract(d.data, '$.groupId') AS groupId FROM _child_gone g JOIN _${child}_v v ON v.vid = g.vid JOIN _${child}_d d ON d.vid = v.vid
          WHERE g.resource = ? AND v.valid_to_run IS NULL ORDER BY g.vid`,
       )
       .all(child) as { vid: number; scope: string; groupId: string | null }[]
@@ -193,7 +193,7 @@ function verdict(n: number, scopeSize: number, policy: DeletePolicy, emptied: { 
 function candidates(db: Database, resource: WalkedResource): Candidate[] {
   const extra =
     resource === "claims"
-      ? `, json_extract(v.data, '$.serviceDateFrom') AS serviceDate, json_extract(v.data, '$.memberId') AS memberId,
+      ? `, v.serviceDateFrom AS serviceDate, v.memberId,
          EXISTS (SELECT 1 FROM _suspects s WHERE s.resource = 'claims' AND s.id = v.id) AS suspect`
       : "";
   const rows = db
@@ -205,7 +205,7 @@ function candidates(db: Database, resource: WalkedResource): Candidate[] {
   if (resource === "claims") return rows.map(({ suspect, ...r }) => ({ ...r, suspect: suspect === 1 }));
   if (resource !== "members") return rows as Candidate[];
   const groupsOf = db.prepare(
-    "SELECT DISTINCT json_extract(data, '$.groupId') FROM _coverages_v WHERE part = ? AND valid_to_run IS NULL",
+    "SELECT DISTINCT groupId FROM _coverages_v WHERE part = ? AND valid_to_run IS NULL",
   ).pluck();
   return (rows as Candidate[]).map((r) => ({ ...r, groups: (groupsOf.all(r.id) as (string | null)[]).filter((g): g is string => g !== null) }));
 }

@@ -156,7 +156,7 @@ export class PageApplier {
       for (const r of records) {
         const rec = materialize(r);
         if (!rec) continue;
-        vids.push(Number(s.insert.run(rec.id, run.runId, "insert", rec.part, null, rec.fp, rec.hash, rec.canonical).lastInsertRowid));
+        vids.push(s.insert(rec.id, run.runId, "insert", rec.part, null, rec.fp, rec.hash!, rec.canonical!));
         c.inserted++;
         reread.push(rec);
       }
@@ -196,7 +196,7 @@ export class PageApplier {
     const c = counts(run, resource);
     if (!cur) {
       c.inserted++;
-      return Number(s.insert.run(id, run.runId, "insert", part, null, fp, hash, canonical).lastInsertRowid);
+      return s.insert(id, run.runId, "insert", part, null, fp, hash, canonical);
     }
     if (cur.vid > (run.vidsBefore.get(resource) ?? 0)) return this.amend(run, resource, id, part, fp, { canonical, hash }, cur);
     const fields = cur.data === canonical ? [] : changedFields(JSON.parse(cur.data), JSON.parse(canonical));
@@ -209,7 +209,7 @@ export class PageApplier {
     }
     s.close.run(run.runId, "update", cur.vid);
     c.updated++;
-    return Number(s.insert.run(id, run.runId, "update", part, JSON.stringify(fields), fp, hash, canonical).lastInsertRowid);
+    return s.insert(id, run.runId, "update", part, JSON.stringify(fields), fp, hash, canonical);
   }
 
   /**
@@ -235,7 +235,9 @@ export class PageApplier {
       return cur.vid;
     }
     const before = db
-      .prepare(`SELECT vid, data FROM _${resource}_v WHERE id = ? AND valid_to_run = ? AND ended_by = 'update' ORDER BY vid DESC LIMIT 1`)
+      .prepare(
+        `SELECT v.vid, d.data FROM _${resource}_v v JOIN _${resource}_d d ON d.vid = v.vid WHERE v.id = ? AND v.valid_to_run = ? AND v.ended_by = 'update' ORDER BY v.vid DESC LIMIT 1`,
+      )
       .get(id, run.runId) as { vid: number; data: string } | undefined;
     const fields = before ? changedFields(JSON.parse(before.data), JSON.parse(canonical)) : null;
     if (before && fields!.length === 0) {
@@ -246,14 +248,8 @@ export class PageApplier {
       counts(run, resource).unchanged++;
       return before.vid;
     }
-    db.prepare(`UPDATE _${resource}_v SET part = ?, fp = ?, hash = ?, data = ?, changed_fields = ? WHERE vid = ?`).run(
-      part,
-      fp,
-      hash,
-      canonical,
-      fields ? JSON.stringify(fields) : null,
-      cur.vid,
-    );
+    db.prepare(`UPDATE _${resource}_v SET part = ?, fp = ?, changed_fields = ? WHERE vid = ?`).run(part, fp, fields ? JSON.stringify(fields) : null, cur.vid);
+    db.prepare(`UPDATE _${resource}_d SET hash = ?, data = ? WHERE vid = ?`).run(hash, canonical, cur.vid);
     this.stmt(resource).refreshTyped.run(cur.vid);
     return cur.vid;
   }
@@ -278,7 +274,7 @@ export class PageApplier {
     }
     c.seen += seen.length;
     if (run.empty.has(spec.child)) {
-      for (const ch of seen) s.insert.run(ch.id, run.runId, "insert", ch.parent, null, null, ch.hash, ch.canonical);
+      for (const ch of seen) s.insert(ch.id, run.runId, "insert", ch.parent, null, null, ch.hash, ch.canonical);
       c.inserted += seen.length;
       return seen.length;
     }

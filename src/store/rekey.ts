@@ -175,7 +175,7 @@ function checkKeys(db: Database, o: RekeyOptions): void {
 function collect(db: Database): TokenCensus {
   const census = new TokenCensus();
   for (const r of StoredResources) {
-    const rows = db.prepare(`SELECT data FROM _${r}_v WHERE ${HOLDS_TOKEN}`).pluck().iterate() as IterableIterator<string>;
+    const rows = db.prepare(`SELECT data FROM _${r}_d WHERE ${HOLDS_TOKEN}`).pluck().iterate() as IterableIterator<string>;
     for (const data of rows) census.add(r, JSON.parse(data));
   }
   return census;

@@ -14,8 +14,9 @@ const BATCH = 1000;
  * hears its vid. Returns how many were rewritten.
  */
 export function rewriteVersionsInPlace(db: Database, resource: string, where: string, rewrite: (data: string) => string | undefined, written?: (vid: number, n: number) => void): number {
-  const read = db.prepare(`SELECT vid, data FROM _${resource}_v WHERE vid > ? AND (${where}) ORDER BY vid LIMIT ${BATCH}`).raw();
-  const write = db.prepare(`UPDATE _${resource}_v SET data = ?, hash = ? WHERE vid = ?`);
+  // The JSON of every version, its row's or not: \`where\` reads \`data\` (or nothing).
+  const read = db.prepare(`SELECT vid, data FROM _${resource}_d WHERE vid > ? AND (${where}) ORDER BY vid LIMIT ${BATCH}`).raw();
+  const write = db.prepare(`UPDATE _${resource}_d SET data = ?, hash = ? WHERE vid = ?`);
   let n = 0;
   for (let after = 0; ; ) {
     const rows = read.all(after) as [number, string][];

@@ -1,10 +1,10 @@
 /**
- * The statements on one resource's append-only version table (`_<resource>_v`): a version row is
- * written once when a record is inserted or changed, and closed (`valid_to_run`, `ended_by`) when
- * it is replaced or deleted.
+ * The statements on one resource's append-only version table (`_<resource>_v`, its JSON in
+ * `_<resource>_d`): a version is written once when a record is inserted or changed, and closed
+ * (`valid_to_run`, `ended_by`) when it is replaced or deleted.
  */
 import type { Database, Statement } from "better-sqlite3";
-import { insertVersionSql, refreshTypedSql } from "./analyst-schema.js";
+import { insertDataSql, insertVersionSql, refreshTypedSql } from "./analyst-schema.js";
 import { StoredResources, type StoredResource } from "./resources.js";
 
 export interface VersionStatements {
@@ -14,8 +14,8 @@ export interface VersionStatements {
   readonly currentMany: Statement;
   readonly data: Statement;
   readonly setFp: Statement;
-  /** `(id, valid_from_run, op, part, changed_fields, fp, hash, data)`; returns the new vid. The typed columns are read from data. */
-  readonly insert: Statement;
+  /** Write a version (its row, the typed columns read from `data`, then its JSON); returns the new vid. */
+  readonly insert: (id: string, runId: number, op: "insert" | "update", part: string | null, changedFields: string | null, fp: number | null, hash: string, data: string) => number;
   /** `(vid)`: read the typed columns again from the version's data (after it was amended). */
   readonly refreshTyped: Statement;
   /** `(valid_to_run, ended_by, vid)` */
@@ -30,16 +30,24 @@ export function versionStatements(db: Database): Map<StoredResource, VersionStat
   const out = new Map<StoredResource, VersionStatements>();
   for (const r of StoredResources) {
     const t = `_${r}_v`;
+    const row = db.prepare(insertVersionSql(r));
+    const json = db.prepare(insertDataSql(r));
     out.set(r, {
       current: db.prepare(`SELECT vid FROM ${t} WHERE id = ? AND valid_to_run IS NULL`),
       // Answered from the covering index of current versions: no table row is read.
       currentMany: db.prepare(`SELECT id, vid, fp FROM ${t} WHERE id IN (SELECT value FROM json_each(?)) AND valid_to_run IS NULL`),
-      data: db.prepare(`SELECT data FROM ${t} WHERE vid = ?`).pluck(),
+      data: db.prepare(`SELECT data FROM _${r}_d WHERE vid = ?`).pluck(),
       setFp: db.prepare(`UPDATE ${t} SET fp = ? WHERE vid = ?`),
-      insert: db.prepare(insertVersionSql(r)),
+      insert: (id, runId, op, part, changedFields, fp, hash, data) => {
+        const vid = Number(row.run(id, runId, op, part, changedFields, fp, data).lastInsertRowid);
+        json.run(vid, hash, data);
+        return vid;
+      },
       refreshTyped: db.prepare(refreshTypedSql(r)),
       close: db.prepare(`UPDATE ${t} SET valid_to_run = ?, ended_by = ? WHERE vid = ?`),
-      childrenOf: db.prepare(`SELECT vid, id, part, data FROM ${t} WHERE part IN (SELECT value FROM json_each(?)) AND valid_to_run IS NULL`),
+      childrenOf: db.prepare(
+        `SELECT v.vid, v.id, v.part, d.data FROM ${t} v JOIN _${r}_d d ON d.vid = v.vid WHERE v.part IN (SELECT value FROM json_each(?)) AND v.valid_to_run IS NULL`,
+      ),
       childrenOfOne: db.prepare(`SELECT vid FROM ${t} WHERE part = ? AND valid_to_run IS NULL`),
       countChildren: db.prepare(`SELECT COUNT(*) FROM ${t} WHERE part IN (SELECT value FROM json_each(?)) AND valid_to_run IS NULL`).pluck(),
     });

@@ -87,7 +87,7 @@ describe("a sync with another PII key than the snapshot's", () => {
 function tokens(db: string): { id: string; current: boolean; token: string | null; column: string | null; hash: string; data: string }[] {
   const conn = new BetterSqlite3(db, { readonly: true, fileMustExist: true });
   try {
-    const rows = conn.prepare("SELECT id, valid_to_run IS NULL AS current, ssn_token AS column, hash, data FROM _members_v ORDER BY vid").all() as { id: string; current: number; column: string | null; hash: string; data: string }[];
+    const rows = conn.prepare("SELECT v.id, v.valid_to_run IS NULL AS current, v.ssn_token AS column, d.hash, d.data FROM _members_v v JOIN _members_d d ON d.vid = v.vid ORDER BY v.vid").all() as { id: string; current: number; column: string | null; hash: string; data: string }[];
     return rows.map((r) => ({ ...r, current: r.current === 1, token: (JSON.parse(r.data) as { ssn_token?: string | null }).ssn_token ?? null }));
   } finally {
     conn.close();

@@ -70,8 +70,8 @@ export function changesWithData(db: Database, runIds: readonly number[]): Omit<D
       .prepare(
         `SELECT c.run_id, c.resource, c.id, c.op,
            CASE WHEN c.op = 'delete'
-             THEN (SELECT v.data FROM _${r}_v v WHERE v.id = c.id AND v.valid_to_run = c.run_id AND v.ended_by = 'delete' ORDER BY v.vid DESC LIMIT 1)
-             ELSE (SELECT v.data FROM _${r}_v v WHERE v.id = c.id AND v.valid_from_run = c.run_id ORDER BY v.vid DESC LIMIT 1)
+             THEN (SELECT d.data FROM _${r}_v v JOIN _${r}_d d ON d.vid = v.vid WHERE v.id = c.id AND v.valid_to_run = c.run_id AND v.ended_by = 'delete' ORDER BY v.vid DESC LIMIT 1)
+             ELSE (SELECT d.data FROM _${r}_v v JOIN _${r}_d d ON d.vid = v.vid WHERE v.id = c.id AND v.valid_from_run = c.run_id ORDER BY v.vid DESC LIMIT 1)
            END AS data
          FROM changes c WHERE c.resource = ? AND c.run_id IN (${marks})`,
       )

@@ -79,7 +79,7 @@ function resourceView(r: StoredResource, kind: StateKind, runStart: ReadonlyMap<
   const paths = ViewColumns[r];
   return {
     name: r,
-    sql: `SELECT v.id${typed}, v.hash, v.data${kind === "history" ? validity("v", "v") : ""} FROM _${r}_v v WHERE ${where} ORDER BY v.vid`,
+    sql: `SELECT v.id${typed}, d.hash, d.data${kind === "history" ? validity("v", "v") : ""} FROM _${r}_v v JOIN _${r}_d d ON d.vid = v.vid WHERE ${where} ORDER BY v.vid`,
     columns,
     prepare(raw) {
       const text = raw[data] as string;

@@ -10,6 +10,7 @@ import { join } from "node:path";
 import { tmpdir } from "node:os";
 import { afterEach, describe, expect, it } from "vitest";
 import { reconcile } from "../../../src/reports/reconcile.js";
+import { copyVersionRow } from "../../helpers/hand-run.js";
 import { memorySource, type MemoryData } from "../../helpers/memory-source.js";
 import { syncStarted, useTempStores } from "../../helpers/temp-store.js";
 
@@ -29,11 +30,9 @@ const data = (claims: Record<string, unknown>[]): MemoryData => ({
 
 /** Insert a copy of claim `id`'s version at run 1, with the columns in `set` (SQL values) replaced. */
 function copyVersion(db: Database, id: string, set: Record<string, string>): void {
-  const cols = db.prepare("SELECT name FROM pragma_table_info('_claims_v') WHERE name <> 'vid'").pluck().all() as string[];
-  const added = db
-    .prepare(`INSERT INTO _claims_v (${cols.map((c) => `"${c}"`).join(", ")}) SELECT ${cols.map((c) => set[c] ?? `"${c}"`).join(", ")} FROM _claims_v WHERE id = ? AND valid_from_run = 1`)
-    .run(id);
-  expect(added.changes).toBe(1);
+  const vid = db.prepare("SELECT vid FROM _claims_v WHERE id = ? AND valid_from_run = 1").pluck().get(id) as number | undefined;
+  expect(vid).toBeDefined();
+  copyVersionRow(db, "claims", vid!, set);
 }
 
 describe("reconcile's claims arithmetic", () => {

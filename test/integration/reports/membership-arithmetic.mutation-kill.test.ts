@@ -11,6 +11,7 @@ import { tmpdir } from "node:os";
 import { afterEach, describe, expect, it } from "vitest";
 import { classify } from "../../../src/reports/membership.js";
 import { reconcile } from "../../../src/reports/reconcile.js";
+import { copyVersionRow } from "../../helpers/hand-run.js";
 import { memorySource, type MemoryData } from "../../helpers/memory-source.js";
 import { syncStarted, useTempStores } from "../../helpers/temp-store.js";
 
@@ -26,9 +27,8 @@ const data = (members: Record<string, unknown>[]): MemoryData => ({
 
 /** A copy of `id`'s version at run 1 under `newId`, current at A only, that no recorded change explains. */
 function corruptCopy(db: Database, resource: "coverages" | "members", id: string, newId: string): void {
-  const cols = (db.prepare(`SELECT name FROM pragma_table_info('_${resource}_v') WHERE name <> 'vid'`).pluck().all() as string[]).map((c) => `"${c}"`);
-  const value = (c: string) => (c === '"id"' ? `'${newId}'` : c === '"valid_to_run"' ? "2" : c === '"ended_by"' ? "NULL" : c === '"hash"' ? "'corrupt'" : c);
-  db.prepare(`INSERT INTO _${resource}_v (${cols.join(", ")}) SELECT ${cols.map(value).join(", ")} FROM _${resource}_v WHERE id = ? AND valid_from_run = 1`).run(id);
+  const vid = db.prepare(`SELECT vid FROM _${resource}_v WHERE id = ? AND valid_from_run = 1`).pluck().get(id) as number;
+  copyVersionRow(db, resource, vid, { id: `'${newId}'`, valid_to_run: "2", ended_by: "NULL", hash: "'corrupt'" });
 }
 
 describe("reconcile's membership arithmetic", () => {

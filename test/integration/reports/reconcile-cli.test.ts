@@ -11,6 +11,7 @@ import BetterSqlite3 from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ExitCode } from "../../../src/cli/exit-codes.js";
 import { startSandbox, type Sandbox } from "../../../src/sandbox/index.js";
+import { copyVersionRow } from "../../helpers/hand-run.js";
 import { ALL_CLAIMS } from "../../helpers/sandbox-truth.js";
 import { runCli } from "../../unit/cli/run-cli.js";
 import { reconcile } from "../../../src/reports/reconcile.js";
@@ -33,9 +34,7 @@ function copyOfSnapshot(name: string): string {
  * had written one without closing the old; `set` gives the new version's columns (SQL).
  */
 function secondCurrentVersion(db: BetterSqlite3.Database, resource: string, vid: number, set: Record<string, string>): void {
-  const cols = (db.prepare(`SELECT name FROM pragma_table_info('_${resource}_v') WHERE name <> 'vid'`).pluck().all() as string[]).map((c) => `"${c}"`);
-  const value = (c: string) => set[c.slice(1, -1)] ?? c;
-  db.prepare(`INSERT INTO _${resource}_v (${cols.join(", ")}) SELECT ${cols.map(value).join(", ")} FROM _${resource}_v WHERE vid = ?`).run(vid);
+  copyVersionRow(db, resource, vid, set);
 }
 const lastJson = (out: string): Record<string, any> => JSON.parse(out.trim().split("\n").pop()!) as Record<string, any>;
 

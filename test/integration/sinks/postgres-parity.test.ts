@@ -48,7 +48,7 @@ async function runs(t: TempStore): Promise<number[]> {
 
 /** Every claim version's lines up to run `asOf`, numbered as the snapshot's claim_lines view numbers them. */
 function snapshotLines(db: Database, asOf: number): { current: Row[]; history: Row[] } {
-  const versions = db.prepare("SELECT id, valid_from_run, valid_to_run, data FROM _claims_v WHERE valid_from_run <= ?").all(asOf) as Row[];
+  const versions = db.prepare("SELECT v.id, v.valid_from_run, v.valid_to_run, d.data FROM _claims_v v JOIN _claims_d d ON d.vid = v.vid WHERE v.valid_from_run <= ?").all(asOf) as Row[];
   const current: Row[] = [];
   const history: Row[] = [];
   for (const v of versions) {

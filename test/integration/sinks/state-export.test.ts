@@ -101,7 +101,7 @@ const viewColumns = (view: string): string[] =>
 
 /** The claim lines as of run k, from the claims' own JSON (each line's code and amount). */
 function linesAsOf(k: number): Row[] {
-  const claims = db.prepare(`SELECT id, memberId, groupId, serviceDateFrom, data FROM _claims_v WHERE valid_from_run <= ? AND (valid_to_run IS NULL OR valid_to_run > ?)`).all(k, k) as Row[];
+  const claims = db.prepare(`SELECT id, memberId, groupId, serviceDateFrom, d.data FROM _claims_v v JOIN _claims_d d ON d.vid = v.vid WHERE valid_from_run <= ? AND (valid_to_run IS NULL OR valid_to_run > ?)`).all(k, k) as Row[];
   return claims.flatMap((c) =>
     ((JSON.parse(c.data as string) as { lines?: { code?: string; amount?: string }[] }).lines ?? []).map((l, i) => ({
       claim_id: c.id, line_no: i + 1, memberId: c.memberId, groupId: c.groupId, serviceDateFrom: c.serviceDateFrom, code: l.code ?? null, amount: l.amount ?? null,
@@ -144,7 +144,7 @@ describe("export --state", () => {
       expect(r.code, r.stderr).toBe(ExitCode.OK);
       const folder = join(dir, "asof", `state-0000000${k}`);
       for (const view of VIEWS) {
-        const rows = db.prepare(`SELECT * FROM _${view}_v WHERE valid_from_run <= ? AND (valid_to_run IS NULL OR valid_to_run > ?)`).all(k, k) as Row[];
+        const rows = db.prepare(`SELECT v.*, d.hash, d.data FROM _${view}_v v JOIN _${view}_d d ON d.vid = v.vid WHERE valid_from_run <= ? AND (valid_to_run IS NULL OR valid_to_run > ?)`).all(k, k) as Row[];
         await expectSameRows(join(folder, `${view}.parquet`), rows, ["id"]);
       }
       await expectSameRows(join(folder, "claim_lines.parquet"), linesAsOf(k), ["claim_id", "line_no"]);
@@ -215,7 +215,7 @@ describe("export --history", () => {
       expect(described.map((d) => d.column_name), view).toEqual([...viewColumns(view), ...HISTORY]);
       expect(described.filter((d) => HISTORY.includes(String(d.column_name))).map((d) => d.column_type)).toEqual(["BIGINT", "BIGINT", "TIMESTAMP WITH TIME ZONE", "TIMESTAMP WITH TIME ZONE", "BOOLEAN", "BOOLEAN"]);
       for (let k = 1; k <= RUNS; k++) {
-        const rows = db.prepare(`SELECT * FROM _${view}_v WHERE valid_from_run <= ? AND (valid_to_run IS NULL OR valid_to_run > ?)`).all(k, k) as Row[];
+        const rows = db.prepare(`SELECT v.*, d.hash, d.data FROM _${view}_v v JOIN _${view}_d d ON d.vid = v.vid WHERE valid_from_run <= ? AND (valid_to_run IS NULL OR valid_to_run > ?)`).all(k, k) as Row[];
         await expectSameRows(file, rows, ["id"], `WHERE valid_from_run <= ${k} AND (valid_to_run IS NULL OR valid_to_run > ${k})`);
       }
       // Current: is_current is the last run's state; a deleted record's last version says so.

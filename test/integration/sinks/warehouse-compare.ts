@@ -28,7 +28,7 @@ export function snapshotAsOf(db: Database, asOf: number): Side {
   for (const r of StoredResources) {
     const cols = typedFields(r).map((f) => `"${f.name}"`);
     const rows = db
-      .prepare(`SELECT id, valid_from_run, valid_to_run, ${cols.join(", ")}, data FROM _${r}_v WHERE valid_from_run <= ? ORDER BY id, valid_from_run`)
+      .prepare(`SELECT id, valid_from_run, valid_to_run, ${cols.join(", ")}, d.data FROM _${r}_v v JOIN _${r}_d d ON d.vid = v.vid WHERE valid_from_run <= ? ORDER BY id, valid_from_run`)
       .all(asOf) as Record<string, unknown>[];
     const hist = rows.map((x) => ({
       k: `${x.id}\u0000${String(x.valid_from_run).padStart(9, "0")}`,

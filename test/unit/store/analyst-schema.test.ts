@@ -274,7 +274,10 @@ describe("the analyst's snapshot", () => {
     const textAmounts = tableSql.replace(/^(\s*)"(claimAmount|allowedAmount|paidAmount)",$/gm, '$1"$2" TEXT,');
     expect((textAmounts.match(/ TEXT,/g)?.length ?? 0) - (tableSql.match(/ TEXT,/g)?.length ?? 0)).toBe(3);
     for (const v of made.prepare("SELECT name FROM sqlite_schema WHERE type = 'view'").pluck().all() as string[]) made.exec(`DROP VIEW "${v}"`);
-    made.exec(`DROP TABLE _claims_v; ${textAmounts}`);
+    // The JSON was in the version row then (migration 14 moved it beside).
+    const withJson = textAmounts.replace(/^(\s*)fp INTEGER,$/m, "$1fp INTEGER, hash TEXT NOT NULL, data TEXT NOT NULL,");
+    expect(withJson).not.toBe(textAmounts);
+    made.exec(`DROP TABLE _claims_v; DROP TABLE _claims_d; ${withJson}`);
     made.pragma("user_version = 7");
     made.prepare("INSERT INTO _runs (job, status, started_at, options) VALUES ('sync', 'succeeded', '2026-01-01T00:00:00Z', '{}')").run();
     const ins = made.prepare(

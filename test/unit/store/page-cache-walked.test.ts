@@ -72,7 +72,7 @@ describe("member pages' version ids", () => {
     t = tempStore();
     const db = t.db;
     const pages = new PageCache(db);
-    const version = db.prepare("INSERT INTO _members_v (vid, id, valid_from_run, op, hash, data) VALUES (?, ?, ?, 'insert', 'h', '{}')");
+    const version = db.prepare("INSERT INTO _members_v (vid, id, valid_from_run, op) VALUES (?, ?, ?, 'insert')");
     pages.prune(2);
     version.run(10, "m1", 2);
     version.run(11, "m2", 2);

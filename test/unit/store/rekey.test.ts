@@ -54,7 +54,7 @@ async function snapshot(t: TempStore, extra: Record<string, unknown> = {}): Prom
   resolveSnapshotPiiKey(t.path, TEST_PII_KEY.toString("utf8"));
 }
 
-const versions = (t: TempStore) => t.db.prepare("SELECT vid, id, valid_to_run, hash, data, ssn_token, ssn_last4, fp FROM _members_v ORDER BY vid").all() as {
+const versions = (t: TempStore) => t.db.prepare("SELECT v.vid, v.id, v.valid_to_run, d.hash, d.data, v.ssn_token, v.ssn_last4, v.fp FROM _members_v v JOIN _members_d d ON d.vid = v.vid ORDER BY v.vid").all() as {
   vid: number;
   id: string;
   valid_to_run: number | null;

@@ -11,7 +11,8 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { insertVersionSql, refreshTypedSql } from "../../../src/store/analyst-schema.js";
+import type { Database } from "better-sqlite3";
+import { insertDataSql, insertVersionSql, refreshTypedSql } from "../../../src/store/analyst-schema.js";
 import { openDatabase } from "../../../src/store/database.js";
 import { deferRollups, ensureRollups } from "../../../src/store/rollups.js";
 import { centsOf } from "../../helpers/typed-copy.js";
@@ -32,6 +33,13 @@ function rng(seed: number): () => number {
 }
 
 type Row = Record<string, unknown>;
+
+/** Writes a current version of `res` as the store does (its row, then its JSON beside), run 1. */
+function writer(db: Database, res: "claims" | "coverages") {
+  const row = db.prepare(insertVersionSql(res));
+  const json = db.prepare(insertDataSql(res));
+  return (id: string, data: string) => json.run(Number(row.run(id, 1, "insert", null, null, null, data).lastInsertRowid), "h", data);
+}
 const sorted = (rows: unknown[][]) => rows.map((r) => JSON.stringify(r)).sort();
 
 /** The groupings the counts stand for, from the version rows alone. */
@@ -53,7 +61,7 @@ function expected(db: BetterSqlite3.Database) {
     const [n, a] = groups.get(p.g) ?? [0, 0];
     groups.set(p.g, [n + 1, a + (p.active ? 1 : 0)]);
   }
-  const claims = db.prepare("SELECT id, memberId, data FROM _claims_v WHERE valid_to_run IS NULL").all() as Row[];
+  const claims = db.prepare("SELECT v.id, v.memberId, d.data FROM _claims_v v JOIN _claims_d d ON d.vid = v.vid WHERE v.valid_to_run IS NULL").all() as Row[];
   const members = new Map<unknown, number>();
   const codes = new Map<string, { code: unknown; lines: number; claims: Set<unknown>; cents: number | null }>();
   for (const c of claims) {
@@ -99,7 +107,7 @@ describe("the store's counts follow every write to the version tables", () => {
       const db = openDatabase(join(dir, `walk-${seed}.db`));
       try {
         db.exec("INSERT INTO _runs (run_id, job, status, started_at, options) VALUES (1, 'sync', 'succeeded', '2026-01-01T00:00:00Z', '{}')");
-        const insert = { coverages: db.prepare(insertVersionSql("coverages")), claims: db.prepare(insertVersionSql("claims")) };
+        const insert = { coverages: writer(db, "coverages"), claims: writer(db, "claims") };
         const refresh = { coverages: db.prepare(refreshTypedSql("coverages")), claims: db.prepare(refreshTypedSql("claims")) };
         const coverage = (id: string) => JSON.stringify({ id, memberId: pick(MEMBERS), groupId: pick(GROUPS), status: pick(STATUSES), startDate: "2026-01-01" });
         const claim = (id: string) => {
@@ -120,7 +128,7 @@ describe("the store's counts follow every write to the version tables", () => {
             // An insert, or an update: the current version closed, a new one written.
             const id = `${res}-${Math.floor(r() * 12)}`;
             db.prepare(`UPDATE ${t} SET valid_to_run = 2, ended_by = 'update' WHERE id = ? AND valid_to_run IS NULL`).run(id);
-            insert[res].run(id, 1, "insert", null, null, null, "h", make(id));
+            insert[res](id, make(id));
             op = "insert";
           } else if (x < 0.45) {
             db.prepare(`UPDATE ${t} SET valid_to_run = 2, ended_by = 'update' WHERE vid = ?`).run(pick(vids));
@@ -134,7 +142,7 @@ describe("the store's counts follow every write to the version tables", () => {
             // An amend: the JSON first, then its typed columns, as page-apply.ts does.
             const vid = pick(vids);
             const id = db.prepare(`SELECT id FROM ${t} WHERE vid = ?`).pluck().get(vid) as string;
-            db.prepare(`UPDATE ${t} SET data = ? WHERE vid = ?`).run(make(id), vid);
+            db.prepare(`UPDATE _${res}_d SET data = ? WHERE vid = ?`).run(make(id), vid);
             refresh[res].run(vid);
             op = "amend";
           } else if (x < 0.85) {
@@ -179,20 +187,26 @@ describe("the store's counts follow every write to the version tables", () => {
     const db = openDatabase(join(dir, "deferred.db"));
     try {
       db.exec("INSERT INTO _runs (run_id, job, status, started_at, options) VALUES (1, 'sync', 'succeeded', '2026-01-01T00:00:00Z', '{}')");
-      const ins = db.prepare(insertVersionSql("claims"));
-      const cov = db.prepare(insertVersionSql("coverages"));
+      const ins = writer(db, "claims");
+      const cov = writer(db, "coverages");
+      const names = [
+        ...["groups", "several", "members"].flatMap((k) => ["insert", "update", "delete"].map((w) => `_${k === "members" ? "claims" : "coverages"}_v_${k}_${w}`)),
+        ...["_claims_d_procedures_insert", "_claims_d_procedures_amend", "_claims_v_procedures_update", "_claims_v_procedures_delete"],
+      ];
+      const triggers = () => db.prepare(`SELECT COUNT(*) FROM sqlite_schema WHERE type = 'trigger' AND name IN (${names.map(() => "?").join(", ")})`).pluck().get(...names);
+      // Every one of them was there before the load.
+      expect(triggers()).toBe(names.length);
       deferRollups(db, ["claims", "coverages"]);
-      const names = ["groups", "several", "members", "procedures"].flatMap((k) => ["insert", "update", "delete"].map((w) => `_${k === "groups" || k === "several" ? "coverages" : "claims"}_v_${k}_${w}`));
       expect(db.prepare(`SELECT COUNT(*) FROM sqlite_schema WHERE type = 'trigger' AND name IN (${names.map(() => "?").join(", ")})`).pluck().get(...names)).toBe(0);
       for (let i = 0; i < 20; i++) {
-        ins.run(`c${i}`, 1, "insert", null, null, null, "h", JSON.stringify({ id: `c${i}`, memberId: `m${i % 3}`, lines: [{ code: `P${i % 2}`, amount: "1.10" }] }));
-        cov.run(`v${i}`, 1, "insert", null, null, null, "h", JSON.stringify({ id: `v${i}`, memberId: `m${i % 4}`, groupId: `g${i % 2}`, status: "active" }));
+        ins(`c${i}`, JSON.stringify({ id: `c${i}`, memberId: `m${i % 3}`, lines: [{ code: `P${i % 2}`, amount: "1.10" }] }));
+        cov(`v${i}`, JSON.stringify({ id: `v${i}`, memberId: `m${i % 4}`, groupId: `g${i % 2}`, status: "active" }));
       }
       // Nothing followed the load: the counts are behind until they are made again.
       expect(kept(db)).not.toEqual(expected(db));
       ensureRollups(db);
       expect(kept(db)).toEqual(expected(db));
-      ins.run("c99", 1, "insert", null, null, null, "h", JSON.stringify({ id: "c99", memberId: "m0", lines: [{ code: "P1", amount: "2.00" }] }));
+      ins("c99", JSON.stringify({ id: "c99", memberId: "m0", lines: [{ code: "P1", amount: "2.00" }] }));
       expect(kept(db)).toEqual(expected(db));
       expect(kept(db).codes).toContain(JSON.stringify(["P1", 11, 11, 1300]));
     } finally {

@@ -56,8 +56,8 @@ describe("seen ids", () => {
     const version = (r: string, id: string, part: string | null, fp: number | null, ended = false) =>
       Number(
         db
-          .prepare(`INSERT INTO _${r}_v (id, valid_from_run, valid_to_run, op, ended_by, part, fp, hash, data) VALUES (?, 1, ?, 'insert', ?, ?, ?, 'h', ?)`)
-          .run(id, ended ? 2 : null, ended ? "update" : null, part, fp, JSON.stringify({ id })).lastInsertRowid,
+          .prepare(`INSERT INTO _${r}_v (id, valid_from_run, valid_to_run, op, ended_by, part, fp) VALUES (?, 1, ?, 'insert', ?, ?, ?)`)
+          .run(id, ended ? 2 : null, ended ? "update" : null, part, fp).lastInsertRowid,
       );
     version("groups", "g1", null, 11);
     version("groups", "g2", null, 22);
@@ -89,8 +89,8 @@ describe("seen ids", () => {
 
   it("clear with only old versions noted gone forgets the notes and leaves every fingerprint and page", () => {
     const { db } = setup();
-    db.prepare("INSERT INTO _groups_v (id, valid_from_run, op, fp, hash, data) VALUES ('g1', 1, 'insert', 11, 'h', '{}')").run();
-    const old = db.prepare("INSERT INTO _plans_v (id, valid_from_run, valid_to_run, op, ended_by, part, hash, data) VALUES ('p1', 1, 2, 'insert', 'delete', 'g1', 'h', '{}')").run().lastInsertRowid;
+    db.prepare("INSERT INTO _groups_v (id, valid_from_run, op, fp) VALUES ('g1', 1, 'insert', 11)").run();
+    const old = db.prepare("INSERT INTO _plans_v (id, valid_from_run, valid_to_run, op, ended_by, part) VALUES ('p1', 1, 2, 'insert', 'delete', 'g1')").run().lastInsertRowid;
     db.prepare("INSERT INTO _child_gone (resource, vid, scope) VALUES ('plans', ?, 'x')").run(old);
     db.prepare("INSERT INTO _pages (scope, cursor, fp, ids, run_id) VALUES ('a', '', 1, '[\"g1\"]', 1)").run();
     new SeenIds(db).clear();

@@ -35,11 +35,11 @@ describe("a snapshot from before the one SSN rule", () => {
     const id = data.members[0]!.id as string;
 
     // What the old rule stored: `ssn` masked, the other keys plain (canonical, keys sorted).
-    const stored = JSON.parse(t.db.prepare("SELECT data FROM _members_v WHERE id = ?").pluck().get(id) as string) as Record<string, unknown>;
+    const stored = JSON.parse(t.db.prepare("SELECT d.data FROM _members_v v JOIN _members_d d ON d.vid = v.vid WHERE v.id = ?").pluck().get(id) as string) as Record<string, unknown>;
     const old: Record<string, unknown> = { dependentSsn: DEP, spouse: { name: "Pat", socialSecurityNumber: SPOUSE } };
     for (const [k, v] of Object.entries(stored)) if (!k.startsWith("dependentSsn") && k !== "spouse") old[k] = v;
     const oldText = canonicalJson(old);
-    t.db.prepare("UPDATE _members_v SET data = ? WHERE id = ?").run(oldText, id);
+    t.db.prepare("UPDATE _members_d SET data = ? WHERE vid IN (SELECT vid FROM _members_v WHERE id = ?)").run(oldText, id);
     t.db.prepare("DELETE FROM _meta WHERE key LIKE 'ssn%'").run();
     t.db.prepare("INSERT INTO _quarantine VALUES (?, 'members', 'members', NULL, 'the item has no id', ?, '2026-01-01T00:00:00Z')").run(
       first.runId,
@@ -83,19 +83,19 @@ describe("a snapshot from before the one SSN rule", () => {
     const token = (digits: string) => createHmac("sha256", TEST_PII_KEY).update(digits).digest("hex");
 
     // What rule 2 stored for a member and a claim that hold what it did not see, as its writer wrote them.
-    const member = JSON.parse(t.db.prepare("SELECT data FROM _members_v WHERE id = ?").pluck().get(memberId) as string) as Record<string, unknown>;
+    const member = JSON.parse(t.db.prepare("SELECT d.data FROM _members_v v JOIN _members_d d ON d.vid = v.vid WHERE v.id = ?").pluck().get(memberId) as string) as Record<string, unknown>;
     Object.assign(member, {
       taxId: "222-33-0001",
       governmentIds: [{ type: "SSN", value: "222330002" }],
       ssnLast4: "222330003",
       address: { city: "Austin", line1: "c/o 222-33-0004" },
     });
-    const claim = JSON.parse(t.db.prepare("SELECT data FROM _claims_v WHERE id = ?").pluck().get(claimId) as string) as Record<string, unknown>;
+    const claim = JSON.parse(t.db.prepare("SELECT d.data FROM _claims_v v JOIN _claims_d d ON d.vid = v.vid WHERE v.id = ?").pluck().get(claimId) as string) as Record<string, unknown>;
     claim.processing = { denialReason: "member 123 45 6789 not found" };
     const write = (table: string, id: string, value: unknown) => {
       const text = canonicalJson(value);
-      t.db.prepare(`UPDATE ${table} SET data = ?, hash = ? WHERE id = ?`).run(text, createHash("sha256").update(text).digest("hex").slice(0, 32), id);
       const vid = t.db.prepare(`SELECT vid FROM ${table} WHERE id = ?`).pluck().get(id);
+      t.db.prepare(`UPDATE ${table.replace(/_v$/, "_d")} SET data = ?, hash = ? WHERE vid = ?`).run(text, createHash("sha256").update(text).digest("hex").slice(0, 32), vid);
       t.db.prepare(refreshTypedSql(table === "_members_v" ? "members" : "claims")).run(vid);
     };
     write("_members_v", memberId, member);
