@@ -48,7 +48,8 @@ export function rebuildVersionTable(db: Database, r: StoredResource, onBatch: (d
   const moving = holdsJson(db, r);
   for (const t of db.prepare("SELECT name FROM sqlite_schema WHERE type = 'trigger' AND tbl_name = ?").pluck().all(`_${r}_d`) as string[]) db.exec(`DROP TRIGGER ${t}`);
   createVersionTable(db, r, `_${r}_v_typed`);
-  db.exec(`CREATE TABLE IF NOT EXISTS _${r}_d (vid INTEGER PRIMARY KEY, hash TEXT NOT NULL, data TEXT NOT NULL)`);
+  // (Its trigger goes with the old table, and is made again on the new one below.)
+  createDataTable(db, r);
   const typed = writtenColumns(r, moving ? "o.data" : `(SELECT d.data FROM _${r}_d d WHERE d.vid = o.vid)`);
   const json = moving ? db.prepare(`INSERT INTO _${r}_d (vid, hash, data) SELECT vid, hash, data FROM _${r}_v WHERE vid > ? AND vid <= ? ORDER BY vid`) : undefined;
   const rows = db.prepare(
