@@ -11,6 +11,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { migrations } from "../../../src/store/migrations.js";
 import { openDatabase } from "../../../src/store/database.js";
 import { cents } from "../../../src/store/money-sql.js";
+import { LoadCacheSize, StoreCacheSize } from "../../../src/store/bulk-build.js";
 import { memorySource, type MemoryData } from "../../helpers/memory-source.js";
 import { syncStarted, tempStore } from "../../helpers/temp-store.js";
 
@@ -186,11 +187,13 @@ describe("the analyst's snapshot", () => {
     expect(syncs()).toHaveLength(3);
     let fail = true;
     const duringWalk: unknown[][] = [];
+    const cacheDuringWalk: unknown[] = [];
     const source = memorySource(() => d);
     const failing = {
       ...source,
       pages: (r: Parameters<typeof source.pages>[0], f?: Parameters<typeof source.pages>[1], o?: Parameters<typeof source.pages>[2]) => {
         if (r === "claims") duringWalk.push(syncs());
+        if (r === "claims") cacheDuringWalk.push(t.db.pragma("cache_size", { simple: true }));
         if (r === "claims" && fail) throw new Error("boom");
         return source.pages(r, f, o);
       },
@@ -200,17 +203,23 @@ describe("the analyst's snapshot", () => {
     // While the members loaded from empty, the sync's indexes on them were not kept row by row.
     expect(duringWalk[0]).toEqual([]);
     expect(analysts()).toHaveLength(0);
+    // A load from empty only appends: it held a small page cache, the store's is back when it ends.
+    expect(cacheDuringWalk).toEqual([LoadCacheSize]);
+    expect(t.db.pragma("cache_size", { simple: true })).toBe(StoreCacheSize);
     // The run that resumes diffs against what this one stored: it finds the sync's indexes built.
     expect(syncs()).toHaveLength(3);
     fail = false;
     const r2 = await syncStarted({ source: failing, store: t.store, claimsWindow: window });
     expect(r2.status).toBe("succeeded");
     expect(duringWalk[1]).toHaveLength(3);
+    // The run that resumes looks up what the first one stored: the store's whole cache.
+    expect(cacheDuringWalk).toEqual([LoadCacheSize, StoreCacheSize]);
+    expect(-LoadCacheSize).toBeLessThan(-StoreCacheSize); // (in KiB, negative)
     expect(analysts()).toHaveLength(6);
     expect(syncs()).toHaveLength(3);
     expect(t.db.prepare("SELECT COUNT(*) FROM claims WHERE memberId = 'm1'").pluck().get()).toBe(1);
     // The builds ran with a small page cache (a smaller sort, see ensureIndexes); the store's is back.
-    expect(t.db.pragma("cache_size", { simple: true })).toBe(-32768);
+    expect(t.db.pragma("cache_size", { simple: true })).toBe(StoreCacheSize);
     // The sync's probe by id searches an index, it does not scan the table.
     const plan = t.db.prepare("EXPLAIN QUERY PLAN SELECT id, vid, fp FROM _members_v WHERE id = 'm1' AND valid_to_run IS NULL").all() as { detail: string }[];
     expect(plan.map((p) => p.detail).join(" ")).toMatch(/^SEARCH _members_v USING (COVERING )?INDEX/);
