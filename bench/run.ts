@@ -27,6 +27,7 @@ import { scaleSection } from "./scale.js";
 import { stateSection } from "./state.js";
 import { timingSection } from "./timing.js";
 import { webhooksSection } from "./webhooks.js";
+import { NodeFlags } from "../src/cli/node-flags.js";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const serveJs = join(here, "..", "src", "sandbox", "serve.js");
@@ -90,7 +91,9 @@ async function startSandbox(args: string[]): Promise<Sandbox> {
 }
 
 function worker(args: string[]): Record<string, number | string> {
-  const r = spawnSync(process.execPath, [workerJs, ...args], { encoding: "utf8", maxBuffer: 1 << 24 });
+  // Our sync runs under the flags the `benefits-sync` command starts node with; the baselines under none.
+  const flags = args[0] === "sync" ? NodeFlags : [];
+  const r = spawnSync(process.execPath, [...flags, workerJs, ...args], { encoding: "utf8", maxBuffer: 1 << 24 });
   if (r.status !== 0) throw new Error(`bench worker ${args[0]} failed: ${r.stderr}`);
   return JSON.parse(r.stdout.trim().split("\n").pop()!) as Record<string, number | string>;
 }

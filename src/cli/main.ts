@@ -1,7 +1,12 @@
-#!/usr/bin/env node
+#!/bin/sh
+//bin/sh -c : && exec node --max-semi-space-size=4 "$0" "$@"
 /**
  * The `benefits-sync` binary. `main(argv, io)` is the whole CLI and returns the exit status, so
  * tests run it in-process; only the last lines of this file touch `process`.
+ *
+ * Run as a command, the file starts node with the flags of `NodeFlags` (node-flags.ts): `sh` runs
+ * the second line (the path `//bin/sh`, then `exec node`, which keeps the process id), and
+ * JavaScript reads that line as a comment. `node main.js` runs it without them.
  */
 import { realpathSync } from "node:fs";
 import { pathToFileURL } from "node:url";

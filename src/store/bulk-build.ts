@@ -6,6 +6,21 @@ import { availableParallelism } from "node:os";
 import type { Database } from "better-sqlite3";
 
 /**
+ * A snapshot connection's page cache: 32 MB, so that the current-version index of a 100k-member
+ * snapshot fits. Measured with the benchmark's first sync: 64 MB was 5% faster and cost 35 MB more
+ * peak memory, which the 300 MB bar cannot spare.
+ */
+export const StoreCacheSize = -32768;
+
+/**
+ * The page cache while a run loads resources from empty (a chain's first run, see
+ * `deferIndexes`): 8 MB. Such a load appends rows and looks up nothing it wrote (its indexes are
+ * built when it ends), so the larger cache only held memory: the CLI's first sync at a million
+ * members peaked at 312 to 316 MB with 32 MB, 289 MB with 8 MB (148 s against 157 to 235 s).
+ */
+export const LoadCacheSize = -8192;
+
+/**
  * The page cache while a build runs: 4 MB. SQLite sorts in memory up to the cache's size before
  * it merges runs from disk, and the sort's memory comes on top of the cache's. Measured on copies
  * of first loads of 100,000 and 400,000 members: with a 4 MB cache the index builds took 17 to 32 %

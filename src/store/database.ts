@@ -6,6 +6,7 @@ import { SnapshotPathError } from "../errors.js";
 import { asDiskFull } from "./disk-full.js";
 import { terminalProgress, type MigrationProgress } from "./migration-progress.js";
 import { migrate } from "./migrations.js";
+import { StoreCacheSize } from "./bulk-build.js";
 import { checkSnapshotSchema, directoryError, recogniseSnapshotFile, statOrUndefined } from "./snapshot-file.js";
 import { createSqliteFile } from "./sqlite-file.js";
 
@@ -50,10 +51,7 @@ export function openDatabase(path: string, opts: { readonly?: boolean; progress?
       }
       db.pragma("journal_mode = WAL");
       db.pragma("synchronous = NORMAL");
-      // 32 MB of page cache: the current-version index of a 100k-member snapshot fits. Measured with
-      // the benchmark's first sync: 64 MB was 5% faster and cost 35 MB more peak memory, which the
-      // 300 MB bar cannot spare.
-      db.pragma("cache_size = -32768");
+      db.pragma(`cache_size = ${StoreCacheSize}`);
       // A snapshot made by an older benefits-sync is converted here; a long conversion shows its
       // progress on a terminal (migration-progress.ts).
       migrate(db, opts.progress ?? terminalProgress());

@@ -232,11 +232,8 @@ export const migrations: readonly ((db: Database, progress?: MigrationProgress) 
     createClaimLines(db, (done, total) => progress.step(11, "claim lines from the claim versions", done, total));
     ensureIndexes(db, {}, (name, done, total) => progress.step(11, `index ${done + 1} of ${total} (${name})`));
     createViews(db);
-    // Statistics, so the planner picks the new indexes from the first question on (bounded: a
-    // sample of each index, not a read of the whole file).
-    db.pragma("analysis_limit = 1000");
-    db.exec("ANALYZE");
-    db.pragma("analysis_limit = 0");
+    // Statistics, so the planner picks the new indexes from the first question on.
+    analyze(db);
   },
   // 12: counts kept current per group, member and line code for the guide's everyday questions
   // (rollups.ts), and claim lines without their claim's id, read by the claim version's vid (what
@@ -266,11 +263,38 @@ export const migrations: readonly ((db: Database, progress?: MigrationProgress) 
   // progress on a terminal (the rows, then the indexes), and the planner's statistics made again.
   (db, progress = silentProgress) => {
     if (!splitVersionTables(db, progress, 14)) return;
-    db.pragma("analysis_limit = 1000");
-    db.exec("ANALYZE");
-    db.pragma("analysis_limit = 0");
+    analyze(db);
+  },
+  // 15: a claim's cents are plain columns written with the version, and the claims' member index
+  // carries paid and billed cents (analyst-schema.ts, CoveredAlong): claims joined to their members
+  // read no claim row. A claims table with generated cents is copied once (the JSON stays where it
+  // is), then its indexes, lines' triggers and counts are made again, with progress on a terminal.
+  (db, progress = silentProgress) => {
+    const generated = db.prepare("SELECT 1 FROM pragma_table_xinfo('_claims_v') WHERE name = 'paidAmount_cents' AND hidden <> 0").get();
+    const byMember = analystIndexName("claims", "memberId");
+    // (A snapshot rebuilt by migration 14 just now has both already.)
+    const covered = db.prepare(`SELECT 1 FROM pragma_index_info('${byMember}') WHERE name = 'paidAmount_cents'`).get();
+    if (!generated && covered) return;
+    dropViews(db);
+    if (generated) rebuildVersionTable(db, "claims", (done, total) => progress.step(15, "claims versions", done, total));
+    db.exec(`DROP INDEX IF EXISTS ${byMember}`);
+    ensureIndexes(
+      db,
+      {},
+      (name, done, total) => progress.step(15, `index ${done + 1} of ${total} (${name})`),
+      (table) => progress.step(15, `counts (${table})`),
+    );
+    createViews(db);
+    analyze(db);
   },
 ];
+
+/** The planner's statistics made again, bounded: a sample of each index, not a read of the whole file. */
+function analyze(db: Database): void {
+  db.pragma("analysis_limit = 1000");
+  db.exec("ANALYZE");
+  db.pragma("analysis_limit = 0");
+}
 
 /** Bring the database to the latest schema. Refuses a database newer than this code. */
 export function migrate(db: Database, progress: MigrationProgress = silentProgress): void {

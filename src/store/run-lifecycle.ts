@@ -9,6 +9,7 @@ import type { Database } from "better-sqlite3";
 import { randomBytes } from "node:crypto";
 import { DeleteGuardError, redact } from "../errors.js";
 import { deferIndexes, ensureIndexes } from "./analyst-schema.js";
+import { LoadCacheSize, StoreCacheSize } from "./bulk-build.js";
 import { ensureRollups } from "./rollups.js";
 import { canonicalJson } from "./canonical.js";
 import { emptyCounts } from "./counts.js";
@@ -105,6 +106,8 @@ export class RunLifecycle {
     // A resource loaded from empty gets its indexes built once, when the run ends.
     deferIndexes(db, fresh, empty);
     ensureIndexes(db, { fresh, empty });
+    // Such a load only appends: a small page cache until the run ends (see LoadCacheSize).
+    if (empty.size > 0) db.pragma(`cache_size = ${LoadCacheSize}`);
     const run: ActiveRun = {
       runId: claimed.id,
       resumedFrom,
@@ -139,6 +142,7 @@ export class RunLifecycle {
   finish(run: ActiveRun, policy: DeletePolicy, failure?: { code?: string; message: string }): RunOutcome {
     const { db, groups } = this.d;
     const why = run.failed ?? (failure ? { code: failure.code ?? "ERROR", message: failure.message } : undefined);
+    db.pragma(`cache_size = ${StoreCacheSize}`);
     if (run.failed && !run.dryRun) groups.rollback();
     groups.beginFinal(run);
     // What the run loaded from empty is looked up from here on (dedupe, deletes, the next run):

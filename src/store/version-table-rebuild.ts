@@ -6,7 +6,7 @@
 import type { Database } from "better-sqlite3";
 import { createClaimLines } from "./claim-lines.js";
 import type { MigrationProgress } from "./migration-progress.js";
-import { createDataTable, createSyncIndexes, createVersionTable, createViews, dropViews, ensureIndexes, writtenColumns } from "./analyst-schema.js";
+import { createDataTable, createSyncIndexes, createVersionTable, createViews, dropViews, ensureIndexes, typedColumns, typedSelectSql } from "./analyst-schema.js";
 import { StoredResources, type StoredResource } from "./resources.js";
 
 /** Whether a resource's version table still holds its JSON (made before migration 14). */
@@ -50,12 +50,11 @@ export function rebuildVersionTable(db: Database, r: StoredResource, onBatch: (d
   createVersionTable(db, r, `_${r}_v_typed`);
   // (Its trigger goes with the old table, and is made again on the new one below.)
   createDataTable(db, r);
-  const typed = writtenColumns(r, moving ? "o.data" : `(SELECT d.data FROM _${r}_d d WHERE d.vid = o.vid)`);
   const json = moving ? db.prepare(`INSERT INTO _${r}_d (vid, hash, data) SELECT vid, hash, data FROM _${r}_v WHERE vid > ? AND vid <= ? ORDER BY vid`) : undefined;
-  const rows = db.prepare(
-    `INSERT INTO _${r}_v_typed (${cols.join(", ")}${typed.map((c) => `, "${c.name}"`).join("")})
-     SELECT ${cols.map((c) => `o.${c}`).join(", ")}${typed.map((c) => `, ${c.extract}`).join("")} FROM _${r}_v o WHERE o.vid > ? AND o.vid <= ? ORDER BY o.vid`,
-  );
+  // Each field read once from the JSON, wherever it lives now (typedSelectSql).
+  const from = `FROM _${r}_v o${moving ? "" : ` JOIN _${r}_d d ON d.vid = o.vid`} WHERE o.vid > ? AND o.vid <= ? ORDER BY o.vid`;
+  const names = typedColumns(r).map((c) => `, "${c.name}"`).join("");
+  const rows = db.prepare(`INSERT INTO _${r}_v_typed (${cols.join(", ")}${names}) ${typedSelectSql(r, moving ? "o.data" : "d.data", from, cols.map((c) => `o.${c}`))}`);
   const last = (db.prepare(`SELECT MAX(vid) FROM _${r}_v`).pluck().get() as number | null) ?? 0;
   for (let from = 0; from < last; from += REBUILD_BATCH) {
     const to = Math.min(last, from + REBUILD_BATCH);

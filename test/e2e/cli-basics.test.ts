@@ -3,12 +3,13 @@
  * statuses as the shell sees them. Compiles src/cli/main.ts (and what it imports) into a temporary
  * directory inside the project, so node resolves node_modules and package.json as it would in dist/.
  */
-import { execFile, spawnSync } from "node:child_process";
+import { execFile, spawn, spawnSync } from "node:child_process";
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { NodeFlags } from "../../src/cli/node-flags.js";
 
 const root = fileURLToPath(new URL("../..", import.meta.url));
 const pkg = JSON.parse(readFileSync(path.join(root, "package.json"), "utf8")) as { version: string; bin: Record<string, string> };
@@ -58,6 +59,20 @@ describe("benefits-sync binary", () => {
     const r = await run(["--version"]);
     expect(r).toMatchObject({ code: 0, stderr: "" });
     expect(r.stdout.trim()).toBe(pkg.version);
+  });
+
+  it("run as a command, main.js starts node with the CLI's flags (NodeFlags), in the same process", async () => {
+    const child = spawn(bin, ["sandbox", "--port", "0", "--members", "5"], { cwd: outDir, env: { PATH: process.env.PATH ?? "" } });
+    try {
+      let out = "";
+      for await (const chunk of child.stdout) if ((out += String(chunk)).includes("Sandbox listening")) break;
+      // The process the bin started is node itself (`exec`), its arguments the flags, then the bin.
+      const argv = readFileSync(`/proc/${child.pid}/cmdline`, "utf8").split("\0").filter(Boolean);
+      expect(path.basename(argv[0]!)).toBe("node");
+      expect(argv.slice(1)).toEqual([...NodeFlags, bin, "sandbox", "--port", "0", "--members", "5"]);
+    } finally {
+      child.kill();
+    }
   });
 
   it("--help exits 0 and lists the commands", async () => {

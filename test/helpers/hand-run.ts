@@ -6,6 +6,7 @@
 import type { Database } from "better-sqlite3";
 import { insertDataSql, insertVersionSql } from "../../src/store/analyst-schema.js";
 import type { Checkpoints } from "../../src/store/checkpoints.js";
+import { cents } from "../../src/store/money-sql.js";
 import type { StoredResource } from "../../src/store/resources.js";
 import type { ActiveRun } from "../../src/store/run-state.js";
 import type { Scope } from "../../src/store/scopes.js";
@@ -53,10 +54,14 @@ export function handCheckpoints(complete: Scope[], tallies: Record<string, { rec
 
 /**
  * A copy of the version `vid` of `resource` (its row and its JSON beside), with the row's columns
- * in `set` (SQL, by column name; `hash` too) replaced; returns the new vid. For corrupt histories.
+ * in `set` (SQL, by column name; `hash` too) replaced, and an amount's cents with it; returns the
+ * new vid. For corrupt histories.
  */
 export function copyVersionRow(db: Database, resource: string, vid: number, set: Record<string, string> = {}): number {
   const cols = (db.prepare(`SELECT name FROM pragma_table_info('_${resource}_v') WHERE name <> 'vid'`).pluck().all() as string[]).filter((c) => c !== "hash");
+  // An amount set by hand gets the cents the store would have written with it.
+  set = { ...set };
+  for (const c of Object.keys(set)) if (cols.includes(`${c}_cents`) && !(`${c}_cents` in set)) set[`${c}_cents`] = cents(set[c]!);
   const copy = Number(
     db.prepare(`INSERT INTO _${resource}_v (${cols.map((c) => `"${c}"`).join(", ")}) SELECT ${cols.map((c) => set[c] ?? `"${c}"`).join(", ")} FROM _${resource}_v WHERE vid = ?`).run(vid).lastInsertRowid,
   );

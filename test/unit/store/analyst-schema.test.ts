@@ -10,6 +10,8 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { migrations } from "../../../src/store/migrations.js";
 import { openDatabase } from "../../../src/store/database.js";
+import { cents } from "../../../src/store/money-sql.js";
+import { LoadCacheSize, StoreCacheSize } from "../../../src/store/bulk-build.js";
 import { memorySource, type MemoryData } from "../../helpers/memory-source.js";
 import { syncStarted, tempStore } from "../../helpers/temp-store.js";
 
@@ -113,8 +115,8 @@ describe("the analyst's snapshot", () => {
     const cols = t.db.prepare("SELECT name, type, hidden FROM pragma_table_xinfo('_claims_v')").all() as { name: string; type: string; hidden: number }[];
     expect(cols).toContainEqual({ name: "memberId", type: "TEXT", hidden: 0 });
     expect(cols).toContainEqual({ name: "processing_receivedDate", type: "TEXT", hidden: 0 });
-    // Generated (stored) from the amount's column.
-    expect(cols).toContainEqual({ name: "paidAmount_cents", type: "INTEGER", hidden: 3 });
+    // A plain column written with the version (a generated one is never read from an index alone).
+    expect(cols).toContainEqual({ name: "paidAmount_cents", type: "INTEGER", hidden: 0 });
     expect(t.db.prepare("SELECT memberId, processing_receivedDate, paidAmount_cents FROM claims").get()).toEqual({ memberId: "m1", processing_receivedDate: "2026-02-05", paidAmount_cents: 100 });
     // The run measured these one-row tables (PRAGMA optimize), and for one row a scan is the
     // cheaper plan: the plans a large snapshot gets are checked without those statistics.
@@ -129,6 +131,8 @@ describe("the analyst's snapshot", () => {
     const join = plan("SELECT m.id, m.lastName, COUNT(*) AS n FROM claims c JOIN members m ON m.id = c.memberId GROUP BY m.id ORDER BY n DESC LIMIT 5");
     expect(join).toMatch(/USING COVERING INDEX _members_v_history/);
     expect(join).toMatch(/USING COVERING INDEX _claims_v_ix_memberId/);
+    // Paid per member, and claims joined to members by state: the cents come with the member index.
+    expect(plan("SELECT memberId, SUM(paidAmount_cents), SUM(claimAmount_cents) FROM claims GROUP BY memberId")).toMatch(/USING COVERING INDEX _claims_v_ix_memberId/);
     expect(plan("SELECT * FROM claims WHERE serviceDateFrom BETWEEN '2026-01-01' AND '2026-01-31'")).toMatch(/USING INDEX _claims_v_ix_serviceDateFrom/);
     expect(plan("SELECT * FROM members_history WHERE id = 'm1'")).toMatch(/USING INDEX _members_v_history/);
     expect(plan("SELECT resource, op, COUNT(*) FROM changes WHERE run_id = 1 GROUP BY 1, 2")).not.toMatch(/SCAN _/);
@@ -183,11 +187,13 @@ describe("the analyst's snapshot", () => {
     expect(syncs()).toHaveLength(3);
     let fail = true;
     const duringWalk: unknown[][] = [];
+    const cacheDuringWalk: unknown[] = [];
     const source = memorySource(() => d);
     const failing = {
       ...source,
       pages: (r: Parameters<typeof source.pages>[0], f?: Parameters<typeof source.pages>[1], o?: Parameters<typeof source.pages>[2]) => {
         if (r === "claims") duringWalk.push(syncs());
+        if (r === "claims") cacheDuringWalk.push(t.db.pragma("cache_size", { simple: true }));
         if (r === "claims" && fail) throw new Error("boom");
         return source.pages(r, f, o);
       },
@@ -197,17 +203,23 @@ describe("the analyst's snapshot", () => {
     // While the members loaded from empty, the sync's indexes on them were not kept row by row.
     expect(duringWalk[0]).toEqual([]);
     expect(analysts()).toHaveLength(0);
+    // A load from empty only appends: it held a small page cache, the store's is back when it ends.
+    expect(cacheDuringWalk).toEqual([LoadCacheSize]);
+    expect(t.db.pragma("cache_size", { simple: true })).toBe(StoreCacheSize);
     // The run that resumes diffs against what this one stored: it finds the sync's indexes built.
     expect(syncs()).toHaveLength(3);
     fail = false;
     const r2 = await syncStarted({ source: failing, store: t.store, claimsWindow: window });
     expect(r2.status).toBe("succeeded");
     expect(duringWalk[1]).toHaveLength(3);
+    // The run that resumes looks up what the first one stored: the store's whole cache.
+    expect(cacheDuringWalk).toEqual([LoadCacheSize, StoreCacheSize]);
+    expect(-LoadCacheSize).toBeLessThan(-StoreCacheSize); // (in KiB, negative)
     expect(analysts()).toHaveLength(6);
     expect(syncs()).toHaveLength(3);
     expect(t.db.prepare("SELECT COUNT(*) FROM claims WHERE memberId = 'm1'").pluck().get()).toBe(1);
     // The builds ran with a small page cache (a smaller sort, see ensureIndexes); the store's is back.
-    expect(t.db.pragma("cache_size", { simple: true })).toBe(-32768);
+    expect(t.db.pragma("cache_size", { simple: true })).toBe(StoreCacheSize);
     // The sync's probe by id searches an index, it does not scan the table.
     const plan = t.db.prepare("EXPLAIN QUERY PLAN SELECT id, vid, fp FROM _members_v WHERE id = 'm1' AND valid_to_run IS NULL").all() as { detail: string }[];
     expect(plan.map((p) => p.detail).join(" ")).toMatch(/^SEARCH _members_v USING (COVERING )?INDEX/);
@@ -271,8 +283,11 @@ describe("the analyst's snapshot", () => {
     // Schema 7 as it was: the amounts declared TEXT (a JSON number became text), the cents generated from them.
     const made = openDatabase(path);
     const tableSql = made.prepare("SELECT sql FROM sqlite_schema WHERE name = '_claims_v'").pluck().get() as string;
-    const textAmounts = tableSql.replace(/^(\s*)"(claimAmount|allowedAmount|paidAmount)",$/gm, '$1"$2" TEXT,');
+    const textAmounts = tableSql
+      .replace(/^(\s*)"(claimAmount|allowedAmount|paidAmount)",$/gm, '$1"$2" TEXT,')
+      .replace(/^(\s*)"(claimAmount|allowedAmount|paidAmount)_cents" INTEGER(,?)$/gm, (_, sp, a, comma) => `${sp}"${a}_cents" INTEGER GENERATED ALWAYS AS (${cents(`"${a}"`)}) STORED${comma}`);
     expect((textAmounts.match(/ TEXT,/g)?.length ?? 0) - (tableSql.match(/ TEXT,/g)?.length ?? 0)).toBe(3);
+    expect(textAmounts.match(/GENERATED ALWAYS/g)?.length).toBe(3);
     for (const v of made.prepare("SELECT name FROM sqlite_schema WHERE type = 'view'").pluck().all() as string[]) made.exec(`DROP VIEW "${v}"`);
     // The JSON was in the version row then (migration 14 moved it beside).
     const withJson = textAmounts.replace(/^(\s*)fp INTEGER,$/m, "$1fp INTEGER, hash TEXT NOT NULL, data TEXT NOT NULL,");
