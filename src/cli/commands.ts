@@ -321,11 +321,14 @@ export const COMMANDS: readonly CommandSpec[] = [
       "for a body that is not an event, 503 when the inbox cannot be written (the sender retries). Refuses to start without " +
       "a secret unless --insecure-no-signature, and without the service it refetches members from (BENEFITS_BASE_URL and " +
       "BENEFITS_API_KEY): it always applies what it receives. Logs JSON lines on stdout; with schedule.textfile, writes its counters to " +
-      "the file beside it (NAME-webhooks.prom). Serves until SIGINT or SIGTERM: the requests in hand are answered, then exit 130 or 143.",
+      "the file beside it (NAME-webhooks.prom); with --metrics-port, serves them and its latencies at GET /metrics on a listener of " +
+      "its own (docs/metrics.md). Serves until SIGINT or SIGTERM: the requests in hand are answered, then exit 130 or 143.",
     options: [
       { flags: "--port <n>", description: "port to listen on (default webhooks.port, 8787; 0: any free port)", parse: "nonNegativeInt" },
       { flags: "--host <host>", description: "address to listen on (default webhooks.host, 127.0.0.1)" },
       { flags: "--insecure-no-signature", description: "accept deliveries without a signature when no secret is configured" },
+      { flags: "--metrics-port <n>", description: "serve GET /metrics (Prometheus) on this port of its own (off unless given; 0: any free port)", parse: "nonNegativeInt" },
+      { flags: "--metrics-host <host>", description: "address of the metrics listener (default 127.0.0.1)" },
     ],
     load: () => import("./commands/webhooks-serve.js"),
   },

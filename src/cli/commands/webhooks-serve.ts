@@ -27,6 +27,7 @@ export async function run(ctx: CommandContext): Promise<number> {
     port: ctx.options.port as number | undefined,
     host: ctx.options.host as string | undefined,
     insecureNoSignature: ctx.options.insecureNoSignature === true,
+    metrics: ctx.options.metricsPort !== undefined,
     onStorageError: (e) => log({ event: "webhooks.storage_error", message: e instanceof Error ? e.message : String(e), code: (e as { code?: string }).code }),
   });
   const textfile = config.schedule.textfile ? receiverTextfileFor(config.schedule.textfile) : undefined;
@@ -41,6 +42,16 @@ export async function run(ctx: CommandContext): Promise<number> {
   writeMetrics();
   const timer = setInterval(writeMetrics, TEXTFILE_EVERY_MS);
   timer.unref();
+  const { startMetricsEndpoint } = await import("../../metrics/endpoint.js");
+  const metricsAt = { port: ctx.options.metricsPort as number, host: ctx.options.metricsHost as string | undefined };
+  const endpoint = r.registry
+    ? await startMetricsEndpoint(r.registry, metricsAt).catch(async (e: unknown) => {
+        await r.stop();
+        const { ConfigError } = await import("../../errors.js");
+        const code = (e as { code?: string }).code ?? (e instanceof Error ? e.message : String(e));
+        throw new ConfigError([`--metrics-port: cannot listen on ${metricsAt.host ?? "127.0.0.1"}:${metricsAt.port} (${code}); choose another port or host (--metrics-port, --metrics-host)`]);
+      })
+    : undefined;
   log({
     event: "webhooks.listening",
     url: r.url,
@@ -48,6 +59,7 @@ export async function run(ctx: CommandContext): Promise<number> {
     signature: r.secrets > 0 ? `${r.secrets} secret${r.secrets > 1 ? "s" : ""}` : "none (--insecure-no-signature)",
     auth: r.auth?.what ?? "none",
     ...(textfile ? { textfile } : {}),
+    ...(endpoint ? { metrics: endpoint.url } : {}),
   });
   const worker = new AbortController();
   const { applyWebhooksOnce } = await import("../../webhooks/apply-job.js");
@@ -57,6 +69,7 @@ export async function run(ctx: CommandContext): Promise<number> {
   worker.abort();
   await applying;
   await r.stop();
+  await endpoint?.close();
   clearInterval(timer);
   writeMetrics();
   const c = r.counters;
