@@ -8,6 +8,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Registry } from "prom-client";
+import { ConfigError } from "../errors.js";
 
 export interface MetricsEndpoint {
   /** `http://HOST:PORT/metrics`. */
@@ -57,4 +58,14 @@ export async function startMetricsEndpoint(registry: Registry, at: { port: numbe
         server.closeAllConnections();
       }),
   };
+}
+
+/** {@link startMetricsEndpoint} for the commands' `--metrics-port` and `--metrics-host`: a port it cannot take is a ConfigError naming them. */
+export async function serveMetrics(registry: Registry, at: { port: number; host?: string | undefined }): Promise<MetricsEndpoint> {
+  try {
+    return await startMetricsEndpoint(registry, at);
+  } catch (e) {
+    const code = (e as { code?: string }).code ?? (e instanceof Error ? e.message : String(e));
+    throw new ConfigError([`--metrics-port: cannot listen on ${at.host ?? DEFAULT_METRICS_HOST}:${at.port} (${code}); choose another port or host (--metrics-port, --metrics-host)`]);
+  }
 }

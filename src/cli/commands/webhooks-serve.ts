@@ -42,14 +42,13 @@ export async function run(ctx: CommandContext): Promise<number> {
   writeMetrics();
   const timer = setInterval(writeMetrics, TEXTFILE_EVERY_MS);
   timer.unref();
-  const { startMetricsEndpoint } = await import("../../metrics/endpoint.js");
+  const { serveMetrics } = await import("../../metrics/endpoint.js");
   const metricsAt = { port: ctx.options.metricsPort as number, host: ctx.options.metricsHost as string | undefined };
+  // A metrics port it cannot take ends the command: the receiver started first is stopped with it.
   const endpoint = r.registry
-    ? await startMetricsEndpoint(r.registry, metricsAt).catch(async (e: unknown) => {
+    ? await serveMetrics(r.registry, metricsAt).catch(async (e: unknown) => {
         await r.stop();
-        const { ConfigError } = await import("../../errors.js");
-        const code = (e as { code?: string }).code ?? (e instanceof Error ? e.message : String(e));
-        throw new ConfigError([`--metrics-port: cannot listen on ${metricsAt.host ?? "127.0.0.1"}:${metricsAt.port} (${code}); choose another port or host (--metrics-port, --metrics-host)`]);
+        throw e;
       })
     : undefined;
   log({
