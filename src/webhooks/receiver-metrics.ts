@@ -35,7 +35,7 @@ function mirrored(registry: Registry, name: string, help: string, labelNames: st
 }
 
 /** A registry of the receiver's metrics, and the timings its server reports to. */
-export function receiverRegistry(c: ReceiverCounters): { registry: Registry; timings: ReceiverTimings } {
+export function receiverRegistry(c: ReceiverCounters): { registry: Registry; timings: ReceiverTimings; applyLag: (seconds: number) => void } {
   const registry = new Registry();
   mirrored(registry, "webhooks_received_total", "Deliveries to the webhook path since the receiver started.", [], () => [[{}, c.received]]);
   mirrored(registry, "webhooks_accepted_total", "New events stored durably (answered 2xx).", [], () => [[{}, c.accepted]]);
@@ -59,8 +59,15 @@ export function receiverRegistry(c: ReceiverCounters): { registry: Registry; tim
     buckets: LatencyBuckets,
     registers: [registry],
   });
+  const lag = new Histogram({
+    name: "benefits_sync_webhooks_apply_lag_seconds",
+    help: "For each member applied to the snapshot, the time since the oldest of its events was received.",
+    buckets: [0.1, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600, 21600, 86400],
+    registers: [registry],
+  });
   return {
     registry,
+    applyLag: (seconds) => lag.observe(seconds),
     timings: {
       request: (endpoint, status, seconds) => requests.observe({ endpoint, status: String(status) }, seconds),
       accept: (seconds) => accepts.observe(seconds),

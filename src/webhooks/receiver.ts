@@ -45,8 +45,9 @@ export interface RunningReceiver {
   readonly inboxPath: string;
   readonly secrets: number;
   readonly auth: PortalAuth | null;
-  /** With `metrics`: the registry to serve (startMetricsEndpoint). */
+  /** With `metrics`: the registry to serve (startMetricsEndpoint), and what the worker tells it of each member applied. */
   readonly registry?: Registry | undefined;
+  readonly applyLag?: ((seconds: number) => void) | undefined;
   /** Stop accepting, finish the requests in hand, close the inbox. */
   stop(): Promise<void>;
 }
@@ -160,6 +161,7 @@ export async function startReceiver(config: Config, opts: StartReceiverOptions):
       secrets: secrets.length,
       auth,
       registry: metrics?.registry,
+      applyLag: metrics?.applyLag,
       stop: async () => {
         await receiver.stop();
         await commitOn.close();
