@@ -1,28 +1,12 @@
 /**
  * The command table. `--help` is generated from it, and each command's module is imported only
- * when that command runs, so `benefits-sync --help` does not load SQLite or undici.
+ * when that command runs, so `benefits-sync --help` does not load SQLite or undici. The webhook
+ * commands are in commands-webhooks.ts, their shape in command-spec.ts.
  */
-import type { CommandModule } from "./context.js";
+import { MetricsOptions, type CommandSpec } from "./command-spec.js";
+import { WEBHOOK_COMMANDS } from "./commands-webhooks.js";
 
-export interface OptionSpec {
-  /** Commander syntax: `--limit <n>`, `--dry-run`. */
-  readonly flags: string;
-  readonly description: string;
-  /** Parse and check the value at parse time, so a bad value is a usage error (exit 2). */
-  readonly parse?: "positiveInt" | "nonNegativeInt" | "date" | "list" | "format" | "layout";
-}
-
-export interface CommandSpec {
-  readonly name: string;
-  /** A positional argument (required unless `optional`), given to the command as the option of that name. */
-  readonly argument?: { readonly name: string; readonly description: string; readonly optional?: boolean };
-  /** One line, shown in the command list. */
-  readonly summary: string;
-  /** Shown by `benefits-sync <name> --help`; defaults to the summary. */
-  readonly description?: string;
-  readonly options: readonly OptionSpec[];
-  readonly load: () => Promise<CommandModule>;
-}
+export type { CommandSpec, OptionSpec } from "./command-spec.js";
 
 export const COMMANDS: readonly CommandSpec[] = [
   {
@@ -188,10 +172,14 @@ export const COMMANDS: readonly CommandSpec[] = [
       "scheduler ran on the snapshot (by the scheduler's own record in it) runs once, however many fires it missed; " +
       "the first start on a snapshot runs nothing. --run-missed runs, at start, each job whose last success is older " +
       "than its latest due time, even if no scheduler was running then (a job never run included). Logs one JSON object " +
-      "per line on stdout; with schedule.textfile, writes Prometheus metrics after each job; with jobs.NAME.heartbeatUrl, " +
+      "per line on stdout; with schedule.textfile, writes Prometheus metrics after each job; with --metrics-port, serves them and " +
+      "each run's duration at GET /metrics (docs/metrics.md); with jobs.NAME.heartbeatUrl, " +
       "pings start, success and fail. On SIGINT or SIGTERM: no new fire, the run in progress stops fetching, commits the " +
       "page in hand and is recorded as interrupted; exit 130 or 143.",
-    options: [{ flags: "--run-missed", description: "at start, run each job whose last success is older than its latest due time (not only fires missed while the scheduler was stopped)" }],
+    options: [
+      { flags: "--run-missed", description: "at start, run each job whose last success is older than its latest due time (not only fires missed while the scheduler was stopped)" },
+      ...MetricsOptions,
+    ],
     load: () => import("./commands/schedule.js"),
   },
   {
@@ -310,41 +298,5 @@ export const COMMANDS: readonly CommandSpec[] = [
     ],
     load: () => import("./commands/census-apply.js"),
   },
-  {
-    name: "webhooks serve",
-    summary: "receive the service's webhooks: verify each, store it durably in the inbox, then answer 2xx",
-    description:
-      "Listen for the service's deliveries on POST webhooks.path (default http://127.0.0.1:8787/webhooks) and GET /healthz. " +
-      "Each delivery's X-Service-Signature is checked against BENEFITS_WEBHOOK_SECRET (several, comma-separated, during a " +
-      "rotation) and its Auth against webhooks.auth; the event is committed to the inbox beside the snapshot before the 2xx " +
-      "(a repeated event id is answered 2xx and stored once). 401 for a bad signature or Auth, 413 for a body over 64 KiB, 400 " +
-      "for a body that is not an event, 503 when the inbox cannot be written (the sender retries). Refuses to start without " +
-      "a secret unless --insecure-no-signature, and without the service it refetches members from (BENEFITS_BASE_URL and " +
-      "BENEFITS_API_KEY): it always applies what it receives. Logs JSON lines on stdout; with schedule.textfile, writes its counters to " +
-      "the file beside it (NAME-webhooks.prom). Serves until SIGINT or SIGTERM: the requests in hand are answered, then exit 130 or 143.",
-    options: [
-      { flags: "--port <n>", description: "port to listen on (default webhooks.port, 8787; 0: any free port)", parse: "nonNegativeInt" },
-      { flags: "--host <host>", description: "address to listen on (default webhooks.host, 127.0.0.1)" },
-      { flags: "--insecure-no-signature", description: "accept deliveries without a signature when no secret is configured" },
-    ],
-    load: () => import("./commands/webhooks-serve.js"),
-  },
-  {
-    name: "webhooks status",
-    summary: "the webhook inbox: events pending and the oldest one's age, events given up on and why, the last run that applied events",
-    options: [],
-    load: () => import("./commands/webhooks-status.js"),
-  },
-  {
-    name: "webhooks apply",
-    summary: "apply the events received: refetch each member and record the changes as a webhooks run (--once: drain and exit)",
-    description:
-      "Refetch each member the inbox has events for and apply it to the snapshot as sync does (diff, history, " +
-      "changes), in short runs of job webhooks that wait while a sync holds the snapshot. A member the service no " +
-      "longer has is kept until a full walk proves it gone. A refetch that fails is retried with backoff and given up " +
-      "on after webhooks.maxAttempts (see webhooks status). --once: drain what is due and exit (75 when a sync holds " +
-      "the snapshot: the events stay pending); otherwise drain every second until SIGINT or SIGTERM.",
-    options: [{ flags: "--once", description: "drain what is due now, then exit" }],
-    load: () => import("./commands/webhooks-apply.js"),
-  },
+  ...WEBHOOK_COMMANDS,
 ];

@@ -50,6 +50,8 @@ export interface SchedulerOptions {
   readonly notifyUrl?: string;
   /** How often the scheduler's record (scheduler-record.ts) is renewed while it runs; default a minute. */
   readonly recordEveryMs?: number;
+  /** Told each run's end: its job, how it ended and its seconds (the `/metrics` histogram, scheduler-metrics.ts). */
+  readonly onOutcome?: (job: string, outcome: FireOutcome, seconds: number) => void;
 }
 
 /** How a fire ended: the run's status, or why it did not run. */
@@ -183,6 +185,7 @@ export class Scheduler {
     // `run_id` names a sync run; a report's id is in its own table (report-runs.ts).
     const runId = "reconcile" in report ? null : report.runId;
     endFire(this.o.db, job.name, at, outcome === "busy" ? `skipped: another run held the snapshot for ${Math.round(waitedMs() / 1000)} s` : outcome, runId, this.now());
+    this.o.onOutcome?.(job.name, outcome, report.durationMs / 1000);
     const why = outcome === "busy" ? "another run held the snapshot past the wait" : outcome === "failed" ? whyFailed(report) : undefined;
     this.o.log({
       event: outcome === "succeeded" ? "job.succeeded" : outcome === "busy" ? "job.skipped" : `job.${outcome}`,

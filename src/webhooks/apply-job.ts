@@ -23,7 +23,7 @@ export type ApplyJobReport = DrainReport & { readonly pendingAfter: number };
  * Drain the inbox of the snapshot `config.db` once. Throws a ConfigError for a snapshot that is
  * missing or copies another service; a busy snapshot or a failed refetch is in the report.
  */
-export async function applyWebhooksOnce(config: Config, opts: { signal?: AbortSignal; inbox?: ThreadInbox } = {}): Promise<ApplyJobReport> {
+export async function applyWebhooksOnce(config: Config, opts: { signal?: AbortSignal; inbox?: ThreadInbox; onApplied?: (lagSeconds: number) => void } = {}): Promise<ApplyJobReport> {
   if (!existsSync(config.db)) throw new InputFileError([`db: no snapshot at ${config.db}; run \`benefits-sync sync\` first: the worker applies events to a snapshot a full walk made`]);
   const target = resolveService(config);
   if (target.kind !== "remote") throw new ConfigError(["webhooks apply: the embedded sandbox sends no events here; set the service (BENEFITS_BASE_URL, or --base-url) that sends them"]);
@@ -48,6 +48,7 @@ export async function applyWebhooksOnce(config: Config, opts: { signal?: AbortSi
         concurrency: config.http.concurrency,
         deletePolicy: { maxDeleteShare: config.sync.maxDeleteShare, maxDeleteCount: config.sync.maxDeleteCount, emptyScopeMin: config.sync.emptyScopeMin, absenceRuns: config.sync.absenceRuns },
         ...(opts.signal ? { signal: opts.signal } : {}),
+        ...(opts.onApplied ? { onApplied: opts.onApplied } : {}),
       });
       return { ...report, pendingAfter: (await inbox.status(0)).pending };
     } finally {

@@ -61,6 +61,8 @@ export interface DrainOptions {
   /** Uniform numbers in [0, 1) for the backoff's jitter. */
   readonly random?: () => number;
   readonly signal?: AbortSignal;
+  /** Told, for each member applied, the seconds since the oldest of its events was received (`/metrics`' apply lag). */
+  readonly onApplied?: (lagSeconds: number) => void;
 }
 
 /** What one drain did. */
@@ -212,6 +214,7 @@ async function applyBatch(opts: DrainOptions, port: SnapshotPort, settings: Appl
       } else {
         await opts.inbox.applied(f.member.eventIds, runId, at);
         out.applied += f.member.eventIds.length;
+        opts.onApplied?.(Math.max(0, Date.parse(at) - Date.parse(f.member.firstReceivedAt)) / 1000);
       }
     }
     out.notFound = applied.filter((f) => !f.found).length;

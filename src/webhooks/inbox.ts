@@ -42,6 +42,8 @@ export interface DueMember {
   memberId: string;
   eventIds: string[];
   attempts: number;
+  /** When the oldest of its pending events was received (ISO 8601): the apply lag is counted from it. */
+  firstReceivedAt: string;
 }
 
 export interface InboxStatus {
@@ -166,8 +168,8 @@ export class Inbox {
          FROM inbox_events WHERE state = 'pending' AND member_id IS NOT NULL
          GROUP BY member_id HAVING min(next_attempt_at) <= ? ORDER BY first LIMIT ?`,
       )
-      .all(now, limit) as { memberId: string; ids: string; attempts: number }[];
-    return rows.map((r) => ({ memberId: r.memberId, eventIds: JSON.parse(r.ids) as string[], attempts: r.attempts }));
+      .all(now, limit) as { memberId: string; ids: string; attempts: number; first: string }[];
+    return rows.map((r) => ({ memberId: r.memberId, eventIds: JSON.parse(r.ids) as string[], attempts: r.attempts, firstReceivedAt: r.first }));
   }
 
   /** The events were applied to the snapshot by run `runId` (a refetch that found nothing new counts too). */

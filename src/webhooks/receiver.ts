@@ -7,6 +7,7 @@
  */
 import { readFileSync } from "node:fs";
 import type { AddressInfo } from "node:net";
+import type { Registry } from "prom-client";
 import { resolve } from "node:path";
 import type { Config } from "../config/index.js";
 import { resolveService } from "../config/resolve-service.js";
@@ -28,6 +29,8 @@ export interface StartReceiverOptions {
   readonly insecureNoSignature?: boolean | undefined;
   readonly windowMs?: number | undefined;
   readonly onStorageError?: ((e: unknown) => void) | undefined;
+  /** Keep the metrics `GET /metrics` serves (receiver-metrics.ts): `RunningReceiver.registry`. */
+  readonly metrics?: boolean | undefined;
 }
 
 export interface RunningReceiver {
@@ -42,6 +45,9 @@ export interface RunningReceiver {
   readonly inboxPath: string;
   readonly secrets: number;
   readonly auth: PortalAuth | null;
+  /** With `metrics`: the registry to serve (startMetricsEndpoint), and what the worker tells it of each member applied. */
+  readonly registry?: Registry | undefined;
+  readonly applyLag?: ((seconds: number) => void) | undefined;
   /** Stop accepting, finish the requests in hand, close the inbox. */
   stop(): Promise<void>;
 }
@@ -124,6 +130,7 @@ export async function startReceiver(config: Config, opts: StartReceiverOptions):
   // Opened here first: a file that is not an inbox is refused before any thread starts.
   const inbox = Inbox.open(inboxPath);
   const counters = new ReceiverCounters(secrets.length);
+  const metrics = opts.metrics ? (await import("./receiver-metrics.js")).receiverRegistry(counters) : undefined;
   let writer: InboxWriter | undefined;
   try {
     writer = await openInboxWriter(inboxPath);
@@ -138,6 +145,7 @@ export async function startReceiver(config: Config, opts: StartReceiverOptions):
       tls,
       windowMs: opts.windowMs,
       onStorageError: opts.onStorageError,
+      timings: metrics?.timings,
     });
     const host = opts.host ?? w.host;
     const address = await receiver.listen(opts.port ?? w.port, host);
@@ -152,6 +160,8 @@ export async function startReceiver(config: Config, opts: StartReceiverOptions):
       inboxPath,
       secrets: secrets.length,
       auth,
+      registry: metrics?.registry,
+      applyLag: metrics?.applyLag,
       stop: async () => {
         await receiver.stop();
         await commitOn.close();

@@ -21,6 +21,7 @@ import type { ReceiverCounters, RejectReason } from "./counters.js";
 import { eventFromBody } from "./event-body.js";
 import { GroupCommit, type AcceptingInbox } from "./group-commit.js";
 import { HealthCheck } from "./health.js";
+import type { ReceiverEndpoint, ReceiverTimings } from "./receiver-metrics.js";
 import type { PortalAuth } from "./portal-auth.js";
 import { SIGNATURE_HEADER, type SignatureVerifier } from "./verify.js";
 
@@ -45,6 +46,8 @@ export interface ReceiverOptions {
   /** A storage failure, for the log (the 503 says nothing of it). */
   readonly onStorageError?: ((e: unknown) => void) | undefined;
   readonly now?: (() => Date) | undefined;
+  /** Told each request's and each inbox commit's time (the `/metrics` histograms, receiver-metrics.ts). */
+  readonly timings?: ReceiverTimings | undefined;
 }
 
 export interface Receiver {
@@ -141,7 +144,9 @@ export function createReceiver(opts: ReceiverOptions): Receiver {
     if (!parsed.ok) return reject(res, "bad_request", 400, parsed.problem, false);
     let isNew: boolean;
     try {
+      const submitted = performance.now();
       isNew = await commits.submit(parsed.event);
+      opts.timings?.accept((performance.now() - submitted) / 1000);
     } catch (e) {
       opts.onStorageError?.(e);
       return reject(res, "unavailable", 503, "the event could not be stored; retry", false, { "retry-after": "5" });
@@ -154,6 +159,13 @@ export function createReceiver(opts: ReceiverOptions): Receiver {
   }
 
   const listener = (req: IncomingMessage, res: ServerResponse) => {
+    const timings = opts.timings;
+    if (timings) {
+      const started = performance.now();
+      const path = (req.url ?? "/").split("?")[0];
+      const endpoint: ReceiverEndpoint = path === opts.path ? "webhook" : path === "/healthz" ? "healthz" : "other";
+      res.once("finish", () => timings.request(endpoint, res.statusCode, (performance.now() - started) / 1000));
+    }
     handle(req, res).catch((e: unknown) => {
       // A fault of ours after the checks: the sender should retry, as for storage.
       opts.onStorageError?.(e);

@@ -13,6 +13,7 @@ import { afterAll, expect, it } from "vitest";
 import { startSandbox, type Sandbox } from "../../src/sandbox/index.js";
 import { startCli, type CliRun } from "../helpers/cli-process.js";
 import { expectedState, snapshotState } from "../helpers/expected.js";
+import { parsePrometheusText } from "../helpers/prometheus-parse.js";
 import { sandboxData } from "../helpers/sandbox-truth.js";
 import { TEST_PII_KEY } from "../helpers/temp-store.js";
 import { waitUntil } from "../helpers/wait.js";
@@ -35,12 +36,12 @@ it("a simulated day's events are applied by the receiver's worker: every changed
   const first = await startCli(["sync", "--quiet"], env, dir).done;
   expect(first.code, first.stderr).toBe(0);
 
-  receiver = startCli(["webhooks", "serve", "--port", "0"], env, dir);
+  receiver = startCli(["webhooks", "serve", "--port", "0", "--metrics-port", "0"], env, dir);
   let out = "";
   receiver.child.stdout!.on("data", (d: Buffer) => (out += d.toString()));
-  const url = await waitUntil("the listening line", () => {
+  const { url, metrics } = await waitUntil("the listening line", () => {
     const line = out.split("\n").find((l) => l.includes('"webhooks.listening"'));
-    return line ? (JSON.parse(line) as { url: string }).url : undefined;
+    return line ? (JSON.parse(line) as { url: string; metrics: string }) : undefined;
   });
   const control = async (path: string, body: unknown) => {
     const res = await request(`${sb!.baseUrl}${path}`, { method: "POST", body: JSON.stringify(body), headers: { "content-type": "application/json" } });
@@ -81,6 +82,17 @@ it("a simulated day's events are applied by the receiver's worker: every changed
   } finally {
     snap.close();
   }
+  // /metrics: one apply lag per member applied by a run (its events' (member, run) pairs in the inbox).
+  const i = new BetterSqlite3(inboxDb, { readonly: true });
+  const appliedMembers = i.prepare("SELECT count(*) FROM (SELECT DISTINCT member_id, run_id FROM inbox_events WHERE state = 'applied')").pluck().get() as number;
+  const appliedEvents = i.prepare("SELECT count(*) FROM inbox_events WHERE state = 'applied'").pluck().get() as number;
+  i.close();
+  const scraped = parsePrometheusText(await (await request(metrics)).body.text());
+  const one = (name: string) => scraped.find((x) => x.name === name)!.value;
+  expect(appliedMembers).toBeGreaterThan(0);
+  expect(one("benefits_sync_webhooks_apply_lag_seconds_count")).toBe(appliedMembers);
+  expect(one("benefits_sync_webhooks_apply_lag_seconds_sum")).toBeGreaterThan(0);
+  expect(one("benefits_sync_webhooks_accepted_total")).toBeGreaterThanOrEqual(appliedEvents);
 
   receiver.child.kill("SIGTERM");
   const done = await receiver.done;

@@ -18,6 +18,7 @@ export async function run(ctx: CommandContext): Promise<number> {
   // Creates the snapshot (with its schema) when missing: fires are claimed in it.
   const db = openDatabase(config.db);
   const log = jsonLines(ctx.stdout);
+  const metrics = ctx.options.metricsPort !== undefined ? (await import("../../jobs/scheduler-metrics.js")).schedulerRegistry(db, jobs) : undefined;
   const scheduler = new Scheduler({
     jobs,
     db,
@@ -26,6 +27,7 @@ export async function run(ctx: CommandContext): Promise<number> {
     runMissed: ctx.options.runMissed === true,
     ...(config.schedule.textfile ? { textfile: config.schedule.textfile } : {}),
     ...(notifyUrl ? { notifyUrl } : {}),
+    ...(metrics ? { onOutcome: metrics.onOutcome } : {}),
     run: (job, signal) => runJob(job, { config, env: ctx.env, cwd: ctx.cwd, signal, onNotice: (message) => log({ event: "job.notice", job: job.name, message }) }),
   });
   const stopped = new Promise<NodeJS.Signals>((resolve) => {
@@ -37,11 +39,16 @@ export async function run(ctx: CommandContext): Promise<number> {
       ctx.stderr.write("No job is enabled (see `benefits-sync jobs`, and `jobs` in the config file): nothing to schedule.\n");
       return ExitCode.USAGE;
     }
+    const { serveMetrics } = await import("../../metrics/endpoint.js");
+    const endpoint = metrics ? await serveMetrics(metrics.registry, { port: ctx.options.metricsPort as number, host: ctx.options.metricsHost as string | undefined }) : undefined;
+    if (endpoint) log({ event: "scheduler.metrics", url: endpoint.url });
     await scheduler.start();
     const sig = await stopped;
     await scheduler.stop(`stopped by ${sig}`);
+    await endpoint?.close();
     return sig === "SIGINT" ? ExitCode.SIGINT : ExitCode.SIGTERM;
   } finally {
     db.close();
   }
 }
+

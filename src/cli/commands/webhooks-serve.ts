@@ -27,6 +27,7 @@ export async function run(ctx: CommandContext): Promise<number> {
     port: ctx.options.port as number | undefined,
     host: ctx.options.host as string | undefined,
     insecureNoSignature: ctx.options.insecureNoSignature === true,
+    metrics: ctx.options.metricsPort !== undefined,
     onStorageError: (e) => log({ event: "webhooks.storage_error", message: e instanceof Error ? e.message : String(e), code: (e as { code?: string }).code }),
   });
   const textfile = config.schedule.textfile ? receiverTextfileFor(config.schedule.textfile) : undefined;
@@ -41,6 +42,15 @@ export async function run(ctx: CommandContext): Promise<number> {
   writeMetrics();
   const timer = setInterval(writeMetrics, TEXTFILE_EVERY_MS);
   timer.unref();
+  const { serveMetrics } = await import("../../metrics/endpoint.js");
+  const metricsAt = { port: ctx.options.metricsPort as number, host: ctx.options.metricsHost as string | undefined };
+  // A metrics port it cannot take ends the command: the receiver started first is stopped with it.
+  const endpoint = r.registry
+    ? await serveMetrics(r.registry, metricsAt).catch(async (e: unknown) => {
+        await r.stop();
+        throw e;
+      })
+    : undefined;
   log({
     event: "webhooks.listening",
     url: r.url,
@@ -48,15 +58,17 @@ export async function run(ctx: CommandContext): Promise<number> {
     signature: r.secrets > 0 ? `${r.secrets} secret${r.secrets > 1 ? "s" : ""}` : "none (--insecure-no-signature)",
     auth: r.auth?.what ?? "none",
     ...(textfile ? { textfile } : {}),
+    ...(endpoint ? { metrics: endpoint.url } : {}),
   });
   const worker = new AbortController();
   const { applyWebhooksOnce } = await import("../../webhooks/apply-job.js");
   const { applyLoop } = await import("../../webhooks/apply-loop.js");
-  const applying = applyLoop({ drain: (signal) => applyWebhooksOnce(config, { signal, inbox: r.threadInbox }), signal: worker.signal, log });
+  const applying = applyLoop({ drain: (signal) => applyWebhooksOnce(config, { signal, inbox: r.threadInbox, ...(r.applyLag ? { onApplied: r.applyLag } : {}) }), signal: worker.signal, log });
   const sig = await stopped;
   worker.abort();
   await applying;
   await r.stop();
+  await endpoint?.close();
   clearInterval(timer);
   writeMetrics();
   const c = r.counters;

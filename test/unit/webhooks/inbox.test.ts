@@ -40,8 +40,9 @@ describe("the webhook inbox", () => {
     inbox.accept([ev("a1", "mA", "2026-11-24T10:00:05Z"), ev("b1", "mB", "2026-11-24T10:00:01Z"), ev("a2", "mA", "2026-11-24T10:00:09Z")]);
     expect(inbox.due("2026-11-24T10:00:00Z", 10)).toEqual([]);
     expect(inbox.due("2026-11-24T10:00:06Z", 10)).toEqual([
-      { memberId: "mB", eventIds: ["b1"], attempts: 0 },
-      { memberId: "mA", eventIds: ["a1", "a2"], attempts: 0 },
+      { memberId: "mB", eventIds: ["b1"], attempts: 0, firstReceivedAt: "2026-11-24T10:00:01Z" },
+      // Its oldest event's receipt: the apply lag is counted from it.
+      { memberId: "mA", eventIds: ["a1", "a2"], attempts: 0, firstReceivedAt: "2026-11-24T10:00:05Z" },
     ]);
     expect(inbox.due("2026-11-24T10:01:00Z", 1).map((d) => d.memberId)).toEqual(["mB"]);
     inbox.close();
@@ -52,12 +53,12 @@ describe("the webhook inbox", () => {
     inbox.accept([ev("a1", "mA", "2026-11-24T10:00:00Z")]);
     inbox.failed(["a1"], "HTTP 503 from GET /v1/members/{id}", "2026-11-24T10:00:01Z", "2026-11-24T10:00:31Z", 2);
     expect(inbox.due("2026-11-24T10:00:30Z", 10)).toEqual([]);
-    expect(inbox.due("2026-11-24T10:00:31Z", 10)).toEqual([{ memberId: "mA", eventIds: ["a1"], attempts: 1 }]);
+    expect(inbox.due("2026-11-24T10:00:31Z", 10)).toEqual([{ memberId: "mA", eventIds: ["a1"], attempts: 1, firstReceivedAt: "2026-11-24T10:00:00Z" }]);
     inbox.failed(["a1"], "HTTP 503 from GET /v1/members/{id}", "2026-11-24T10:00:32Z", "2026-11-24T10:01:32Z", 2);
     expect(inbox.due("2026-11-24T11:00:00Z", 10)).toEqual([]);
     expect(inbox.status().parked).toEqual([{ id: "a1", memberId: "mA", reason: "HTTP 503 from GET /v1/members/{id}", at: "2026-11-24T10:00:32Z" }]);
     inbox.accept([ev("a2", "mA", "2026-11-24T10:05:00Z")]);
-    expect(inbox.due("2026-11-24T11:00:00Z", 10)).toEqual([{ memberId: "mA", eventIds: ["a2"], attempts: 0 }]);
+    expect(inbox.due("2026-11-24T11:00:00Z", 10)).toEqual([{ memberId: "mA", eventIds: ["a2"], attempts: 0, firstReceivedAt: "2026-11-24T10:05:00Z" }]);
     inbox.applied(["a2"], 7, "2026-11-24T11:00:01Z");
     expect(inbox.status()).toMatchObject({ pending: 0, applied: 1, lastAppliedAt: "2026-11-24T11:00:01Z", lastAppliedRun: 7 });
     inbox.close();
