@@ -10,13 +10,18 @@
  * binary is handed to it as that prebuilt file (its `local_prebuilds` setting), so the install is
  * the one a user with a prebuilt gets; if the registry resolves another better-sqlite3 version,
  * the install compiles it, slower but the same test.
+ *
+ * The Dockerfile, without docker (this machine has none): its build line's steps before `docker
+ * build`, then each instruction in order, the image's root a temporary folder and npm's global
+ * prefix standing for the image's. An instruction or a RUN command this test does not know fails it.
  */
 import { execFileSync, spawnSync } from "node:child_process";
-import { copyFileSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, symlinkSync } from "node:fs";
+import { chmodSync, copyFileSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { delimiter, dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { envPairs, globRegExp, parseDockerfile } from "../helpers/dockerfile.js";
 import { readmeBlock } from "../helpers/readme-blocks.js";
 
 const root = fileURLToPath(new URL("../..", import.meta.url));
@@ -141,4 +146,92 @@ describe("install from a clone, as the README prints it", () => {
     const v = sh("benefits-sync --version", join(tmp, "elsewhere"), userEnv({ PATH: pathWith(join(prefix, "bin")) }));
     expect(v).toMatchObject({ code: 0, stdout: `${pkg.version}\n` });
   }, 600_000);
+});
+
+describe("the Dockerfile's instructions, performed in order without docker", () => {
+  it("packs, copies the tarball, installs it with `npm install -g`, and the ENTRYPOINT runs as the image's user would", () => {
+    const text = readFileSync(join(root, "Dockerfile"), "utf8");
+    const image = join(tmp, "image"); // the image's root file system
+    const prefix = join(tmp, "prefix-image"); // the image's npm global prefix (/usr/local)
+    const at = (p: string) => join(image, p);
+    const mapped = (cmd: string) => cmd.replace(/(^|\s)(\/(?:tmp|var)(?:\/\S*)?)/g, (_, sp: string, p: string) => `${sp}${at(p)}`);
+    mkdirSync(at("tmp"), { recursive: true });
+
+    // The build line: the steps before `docker build`, in the clone (its node_modules as `npm ci` left them).
+    const build = /^#\s+(npm ci && .*&& docker build .*)$/m.exec(text)?.[1];
+    expect(build, "the Dockerfile says how to build it").toBeDefined();
+    for (const step of build!.split(" && ").map((x) => x.trim())) {
+      if (step === "npm ci" || step.startsWith("docker build ")) continue;
+      expect(step).toBe("npm pack");
+      const r = sh(step, clone, npmEnv(prefix));
+      expect(r.code, r.stderr).toBe(0);
+    }
+
+    let env: Record<string, string> = {};
+    let cwd = "/";
+    let owner: string | undefined;
+    let user: string | undefined;
+    let volume: string | undefined;
+    let entrypoint: string[] = [];
+    let cmd: string[] = [];
+    for (const { op, args } of parseDockerfile(text)) {
+      if (op === "FROM") {
+        const major = /^node:(\d+)-slim$/.exec(args)?.[1];
+        expect(major, args).toBe(process.versions.node.split(".")[0]);
+      } else if (op === "ENV") env = { ...env, ...Object.fromEntries(envPairs(args)) };
+      else if (op === "COPY") {
+        const [src, dest, ...more] = args.split(/\s+/);
+        expect(more).toEqual([]);
+        const found = readdirSync(clone).filter((f) => globRegExp(src!).test(f));
+        expect(found, "the COPY takes the tarball `npm pack` left, and nothing else").toEqual([`${pkg.name}-${pkg.version}.tgz`]);
+        expect(dest!.endsWith("/")).toBe(true);
+        copyFileSync(join(clone, found[0]!), join(at(dest!), found[0]!));
+      } else if (op === "RUN") {
+        for (const command of args.split(" && ").map((x) => x.trim())) {
+          const [program, ...rest] = command.split(/\s+/);
+          if (program === "groupadd" || program === "useradd") {
+            // Needs root: checked, not run. The user is the one USER names.
+            const id = (flag: string) => rest[rest.indexOf(flag) + 1];
+            if (program === "useradd") owner = `${id("--uid")}:${id("--gid")}`;
+            expect(rest).toContain("--system");
+          } else if (program === "chown") {
+            expect(rest[0], "the folder belongs to the user created").toBe(owner);
+          } else if (program === "npm") {
+            expect(rest.slice(0, 2), command).toEqual(["install", "-g"]);
+            const r = sh(mapped(command), at(cwd), { ...npmEnv(prefix), ...env });
+            expect(r.code, `${command}\n${r.stderr}`).toBe(0);
+          } else if (program === "rm" || program === "mkdir" || program === "chmod") {
+            const r = sh(mapped(command), at(cwd), userEnv({}));
+            expect(r.code, `${command}\n${r.stderr}`).toBe(0);
+          } else throw new Error(`the Dockerfile runs \`${command}\`, which this test does not perform: teach it`);
+        }
+      } else if (op === "WORKDIR") {
+        cwd = args;
+        mkdirSync(at(cwd), { recursive: true });
+      } else if (op === "VOLUME") volume = args;
+      else if (op === "USER") user = args;
+      else if (op === "ENTRYPOINT") entrypoint = JSON.parse(args) as string[];
+      else if (op === "CMD") cmd = JSON.parse(args) as string[];
+      else throw new Error(`the Dockerfile's ${op} is not an instruction this test performs: teach it`);
+    }
+
+    // The tarball is installed as a copy and removed from the image; the user is not root and owns the volume, the snapshot's folder.
+    expect(lstatSync(join(prefix, "lib", "node_modules", pkg.name)).isSymbolicLink()).toBe(false);
+    expect(readdirSync(at("tmp")).filter((f) => f.endsWith(".tgz"))).toEqual([]);
+    expect(user).toBe(owner);
+    expect(Number(user!.split(":")[0])).toBeGreaterThan(0);
+    expect(volume).toBe(cwd);
+    expect(dirname(env.BENEFITS_DB ?? "")).toBe(volume);
+
+    // `docker run IMAGE` and `docker run IMAGE --version`: the ENTRYPOINT found on the PATH, in the WORKDIR.
+    expect(entrypoint).toEqual(["benefits-sync"]);
+    chmodSync(at(cwd), 0o700);
+    const runEnv = userEnv({ ...env, BENEFITS_DB: mapped(env.BENEFITS_DB!), PATH: pathWith(join(prefix, "bin")) });
+    const run = (args: string[]) => spawnSync(entrypoint[0]!, [...entrypoint.slice(1), ...args], { cwd: at(cwd), env: runEnv, encoding: "utf8" });
+    const help = run(cmd);
+    expect(help.status, help.stderr).toBe(0);
+    expect(help.stdout).toMatch(/^Usage: benefits-sync \[options\] \[command\]/);
+    expect(run(["--version"])).toMatchObject({ status: 0, stdout: `${pkg.version}\n` });
+    rmSync(join(clone, `${pkg.name}-${pkg.version}.tgz`), { force: true });
+  }, 900_000);
 });

@@ -1,0 +1,162 @@
+/**
+ * deploy/kubernetes/ holds the rules of this deployment: every container runs as a non-root user
+ * (the image's), every secret comes from a Secret by secretKeyRef (never a literal value), the
+ * jobs are scheduled by one `benefits-sync schedule` (one replica, Recreate; no CronJob beside it,
+ * or each job would run twice), all pods share the one snapshot volume on one node, and the
+ * receiver's probes ask the path and port it really serves: a real receiver is asked the probe's
+ * path. Each rule is a function of the manifests, shown to bite on a copy that breaks it.
+ */
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { request } from "undici";
+import { afterAll, describe, expect, it } from "vitest";
+import { COMMANDS } from "../../src/cli/commands.js";
+import { ReceiverCounters } from "../../src/webhooks/counters.js";
+import { Inbox } from "../../src/webhooks/inbox.js";
+import { createReceiver } from "../../src/webhooks/server.js";
+import { SignatureVerifier } from "../../src/webhooks/verify.js";
+import { loadManifests, root, type Manifest } from "../helpers/kubernetes-manifests.js";
+
+// Manifests are plain YAML objects: read loosely here, their shape is the schema test's job.
+type Obj = any;
+const manifests = loadManifests();
+const copy = (ms: readonly Manifest[]): Manifest[] => structuredClone(ms) as Manifest[];
+const deployments = (ms: readonly Manifest[]) => ms.filter((m) => m.object.kind === "Deployment").map((m) => m.object as Obj);
+const podSpecs = (ms: readonly Manifest[]) => deployments(ms).map((d) => d.spec.template.spec as Obj);
+const containers = (ms: readonly Manifest[]) => podSpecs(ms).flatMap((p) => (p.containers as Obj[]).map((c) => ({ pod: p, c })));
+const byArgs = (ms: readonly Manifest[], first: string) => deployments(ms).filter((d) => d.spec.template.spec.containers[0].args[0] === first);
+
+/** The Dockerfile's value of one instruction (the last one wins, as in docker). */
+const dockerfile = readFileSync(join(root, "Dockerfile"), "utf8");
+const instruction = (name: string) => [...dockerfile.matchAll(new RegExp(`^${name}\\s+(.+)$`, "gm"))].at(-1)?.[1]?.trim();
+const SECRET_NAME = /KEY|SECRET|PASSWORD|TOKEN/i;
+
+function nonRootProblems(ms: readonly Manifest[]): string[] {
+  const [uid, gid] = instruction("USER")!.split(":").map(Number);
+  return containers(ms).flatMap(({ pod, c }) => {
+    const sc = { ...pod.securityContext, ...c.securityContext };
+    const p: string[] = [];
+    if (sc.runAsNonRoot !== true) p.push(`${c.name}: runAsNonRoot is not true`);
+    if (sc.runAsUser !== uid || sc.runAsGroup !== gid) p.push(`${c.name}: runs as ${sc.runAsUser}:${sc.runAsGroup}, the image's user is ${uid}:${gid}`);
+    if (sc.allowPrivilegeEscalation !== false) p.push(`${c.name}: allowPrivilegeEscalation is not false`);
+    return p;
+  });
+}
+
+function secretProblems(ms: readonly Manifest[]): string[] {
+  const secret = ms.find((m) => m.object.kind === "Secret")!.object as Obj;
+  const p = Object.entries(secret.stringData ?? {}).filter(([, v]) => !/^REPLACE-ME-/.test(String(v))).map(([k]) => `the example Secret's ${k} is not a placeholder`);
+  if (secret.data) p.push("the example Secret has data: placeholders go in stringData");
+  for (const { c } of containers(ms))
+    for (const e of c.env ?? []) {
+      if (!SECRET_NAME.test(e.name)) continue;
+      const ref = e.valueFrom?.secretKeyRef;
+      if (e.value !== undefined || !ref) p.push(`${c.name}: ${e.name} is not from a secretKeyRef`);
+      else if (ref.name !== secret.metadata.name || !(ref.key in secret.stringData)) p.push(`${c.name}: ${e.name} names ${ref.name}/${ref.key}, not a key of the Secret`);
+    }
+  return p;
+}
+
+function scheduleProblems(ms: readonly Manifest[]): string[] {
+  const p = ms.filter((m) => m.object.kind === "CronJob").map((m) => `${m.file}: a CronJob beside \`schedule\` runs its job twice`);
+  const s = byArgs(ms, "schedule");
+  if (s.length !== 1) return [...p, `${s.length} Deployments run \`schedule\``];
+  if (s[0].spec.replicas !== 1) p.push(`schedule has ${s[0].spec.replicas} replicas`);
+  if (s[0].spec.strategy?.type !== "Recreate") p.push("schedule's strategy is not Recreate");
+  return p;
+}
+
+/** One volume, mounted where the image keeps the snapshot, and its pods on one node. */
+function volumeProblems(ms: readonly Manifest[]): string[] {
+  const claim = (ms.find((m) => m.object.kind === "PersistentVolumeClaim")!.object as Obj).metadata.name;
+  const p: string[] = [];
+  for (const pod of podSpecs(ms)) {
+    const vol = (pod.volumes as Obj[]).find((v) => v.persistentVolumeClaim?.claimName === claim);
+    const c = pod.containers[0];
+    const mount = (c.volumeMounts as Obj[]).find((m) => m.name === vol?.name);
+    if (!vol || mount?.mountPath !== instruction("WORKDIR") || mount?.mountPath !== instruction("VOLUME")) p.push(`${c.name}: ${claim} is not mounted at the image's WORKDIR`);
+    const db = (c.env as Obj[]).find((e) => e.name === "BENEFITS_DB")?.value;
+    if (dirname(String(db)) !== mount?.mountPath) p.push(`${c.name}: BENEFITS_DB ${db} is not on the volume`);
+    const aff = pod.affinity?.podAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.[0];
+    if (aff?.topologyKey !== "kubernetes.io/hostname" || !Object.entries(aff.labelSelector.matchLabels).every(([k, v]) => deployments(ms).every((d) => d.spec.template.metadata.labels[k] === v)))
+      p.push(`${c.name}: not held to the node of the other pods of the snapshot`);
+  }
+  return p;
+}
+
+describe("deploy/kubernetes/ holds the deployment's rules", () => {
+  it("every container runs as the image's non-root user", () => {
+    expect(containers(manifests).length).toBe(2);
+    expect(nonRootProblems(manifests)).toEqual([]);
+    const broken = copy(manifests);
+    delete podSpecs(broken)[0].securityContext.runAsNonRoot;
+    podSpecs(broken)[1].securityContext.runAsUser = 0;
+    expect(nonRootProblems(broken)).toHaveLength(2);
+  });
+
+  it("every secret comes from the Secret by secretKeyRef, and the example Secret holds placeholders only", () => {
+    const names = containers(manifests).flatMap(({ c }) => (c.env as Obj[]).filter((e) => SECRET_NAME.test(e.name)).map((e) => `${c.name} ${e.name}`));
+    expect(names.sort()).toEqual(["schedule BENEFITS_API_KEY", "schedule BENEFITS_PII_KEY", "webhooks BENEFITS_API_KEY", "webhooks BENEFITS_PII_KEY", "webhooks BENEFITS_WEBHOOK_SECRET"]);
+    expect(secretProblems(manifests)).toEqual([]);
+    const literal = copy(manifests);
+    const env = containers(literal)[0]!.c.env.find((e: Obj) => e.name === "BENEFITS_API_KEY");
+    delete env.valueFrom;
+    env.value = "sk-live-123";
+    (literal.find((m) => m.object.kind === "Secret")!.object as Obj).stringData["pii-key"] = "0123456789abcdef";
+    expect(secretProblems(literal)).toEqual([expect.stringMatching(/pii-key is not a placeholder/), expect.stringMatching(/BENEFITS_API_KEY is not from a secretKeyRef/)]);
+  });
+
+  it("the jobs run in one `benefits-sync schedule`: one replica, Recreate, no CronJob beside it", () => {
+    expect(COMMANDS.map((c) => c.name)).toContain(byArgs(manifests, "schedule")[0]?.spec.template.spec.containers[0].args.join(" "));
+    expect(scheduleProblems(manifests)).toEqual([]);
+    const two = copy(manifests);
+    byArgs(two, "schedule")[0].spec.replicas = 2;
+    byArgs(two, "schedule")[0].spec.strategy = { type: "RollingUpdate" };
+    two.push({ file: "cron.yaml", object: { apiVersion: "batch/v1", kind: "CronJob" } });
+    expect(scheduleProblems(two)).toHaveLength(3);
+  });
+
+  it("both pods mount the one snapshot volume where the image keeps it, held to one node", () => {
+    expect(volumeProblems(manifests)).toEqual([]);
+    const apart = copy(manifests);
+    delete podSpecs(apart)[1].affinity;
+    podSpecs(apart)[0].containers[0].env.find((e: Obj) => e.name === "BENEFITS_DB").value = "/tmp/benefits-sync.db";
+    expect(volumeProblems(apart)).toHaveLength(2);
+  });
+});
+
+describe("the receiver's probes ask what `webhooks serve` serves", () => {
+  const [receiver] = byArgs(manifests, "webhooks");
+  const c = receiver.spec.template.spec.containers[0];
+  const dir = mkdtempSync(join(tmpdir(), "bs-k8s-"));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it("its flags are `webhooks serve`'s, and the probes' port is the one it is told to listen on", () => {
+    const spec = COMMANDS.find((x) => x.name === "webhooks serve")!;
+    expect(c.args.slice(0, 2)).toEqual(["webhooks", "serve"]);
+    const flags = (c.args as string[]).filter((a) => a.startsWith("--"));
+    expect(flags.filter((f) => !spec.options.some((o) => o.flags.split(/[ ,]/)[0] === f))).toEqual([]);
+    const port = Number(c.args[c.args.indexOf("--port") + 1]);
+    const named = (c.ports as Obj[]).find((p) => p.containerPort === port);
+    for (const probe of [c.readinessProbe, c.livenessProbe]) expect([named?.name, port]).toContain(probe.httpGet.port);
+    const service = manifests.find((m) => m.object.kind === "Service")!.object as Obj;
+    expect(service.spec.selector).toEqual(receiver.spec.selector.matchLabels);
+    expect([named?.name, port]).toContain(service.spec.ports[0].targetPort);
+  });
+
+  it("a real receiver answers the probes' path 200 (and another path 404)", async () => {
+    const inbox = Inbox.open(join(dir, "benefits-sync.inbox.db"));
+    const r = createReceiver({ path: "/webhooks", maxBodyBytes: 65_536, verifier: new SignatureVerifier(["whsec-test-0123456789abcdef"]), auth: null, inbox, counters: new ReceiverCounters(1) });
+    try {
+      const { port } = await r.listen(0, "127.0.0.1");
+      const ask = async (path: string) => (await request(`http://127.0.0.1:${port}${path}`)).statusCode;
+      expect(c.readinessProbe.httpGet.path).toBe(c.livenessProbe.httpGet.path);
+      expect(await ask(c.readinessProbe.httpGet.path)).toBe(200);
+      expect(await ask(`${c.readinessProbe.httpGet.path}x`)).toBe(404);
+    } finally {
+      await r.stop(100);
+      inbox.close();
+    }
+  });
+});
