@@ -139,6 +139,26 @@ export const COMMANDS: readonly CommandSpec[] = [
     load: () => import("./commands/reconcile.js"),
   },
   {
+    name: "prune",
+    summary: "remove history no kept run needs: --keep-runs N or --before DATE; current versions never",
+    description:
+      "Remove the runs before a bound, the versions that ended before the first run kept, and each run's counts, walk " +
+      "and quarantine; then give the freed pages back to the disk (incremental vacuum) and say how much. --keep-runs N " +
+      "keeps the N newest syncs that succeeded (the webhook worker's runs between them are kept with them); --before " +
+      "DATE keeps the runs that started on or after DATE (UTC). The last successful sync, a running run and the runs " +
+      "of a resumed walk are always kept, so every view answers as before as of every kept run. Refused, removing " +
+      "nothing, while an output (a configured sink, or one in the delivery ledger) has not received a run it would " +
+      "remove, or the reconciliation job's next report needs one; each is named. A removed run stays listed by `runs` " +
+      "(status pruned), and reconcile and export say when a run asked for was pruned. Exit 0 pruned or nothing to prune, " +
+      "2 bad usage or held back, 75 the snapshot's write lock stayed taken (run it again: it goes on).",
+    options: [
+      { flags: "--keep-runs <n>", description: "keep the N newest successful syncs and every run after the oldest of them", parse: "positiveInt" },
+      { flags: "--before <date>", description: "remove the runs that started before DATE (YYYY-MM-DD, UTC)", parse: "date" },
+      { flags: "--dry-run", description: "say what would be removed (or what holds it back); change nothing" },
+    ],
+    load: () => import("./commands/prune.js"),
+  },
+  {
     name: "jobs",
     summary: "the scheduled jobs: schedule, enabled, next fire time, last run",
     description:

@@ -150,6 +150,14 @@ const Schedule = z.strictObject({
   textfile: nonEmpty("a file path").optional(),
   /** How long a fired job waits for another run to release the snapshot before it skips that fire. */
   waitForSnapshotMs: nonNegativeInt("an integer >= 0 (milliseconds)").default(600_000),
+  /**
+   * History retention (`benefits-sync prune`, run after each successful sync job): keep the
+   * `keepRuns` newest successful syncs, or the runs of the last `keepDays` days. Off unless set.
+   */
+  retention: z
+    .strictObject({ keepRuns: positiveInt().optional(), keepDays: positiveInt().optional() })
+    .refine((r) => (r.keepRuns === undefined) !== (r.keepDays === undefined), { error: "give exactly one of keepRuns and keepDays" })
+    .optional(),
 });
 
 /** The Auth the portal sends with each delivery; its secret comes from the variable named, never from the file. */

@@ -29,7 +29,7 @@ import type { Job } from "./job.js";
 import type { JobReport } from "./run-job.js";
 import { notifyJob, notifyThrownText, postNotify } from "./notify.js";
 import { markSchedulerSeen, schedulerLastSeen } from "./scheduler-record.js";
-import { ping as realPing, textfileMetrics, writeTextfile, type JobLog, type PingKind } from "./telemetry.js";
+import { ping as realPing, textfileMetrics, writeTextfile, type JobLog, type LogEvent, type PingKind } from "./telemetry.js";
 
 export interface SchedulerOptions {
   readonly jobs: readonly Job[];
@@ -52,6 +52,8 @@ export interface SchedulerOptions {
   readonly recordEveryMs?: number;
   /** Told each run's end: its job, how it ended and its seconds (the `/metrics` histogram, scheduler-metrics.ts). */
   readonly onOutcome?: (job: string, outcome: FireOutcome, seconds: number) => void;
+  /** After a sync job succeeded: the history retention (retention.ts), its log line. */
+  readonly retain?: () => LogEvent;
 }
 
 /** How a fire ended: the run's status, or why it did not run. */
@@ -198,6 +200,7 @@ export class Scheduler {
       ...(report.deliveries?.length ? { sinks: sinksReceived(report.deliveries) } : {}),
       ...("reconcile" in report ? { reconcile: report.reconcile } : {}),
     });
+    if (outcome === "succeeded" && !("reconcile" in report) && this.o.retain) this.o.log({ ...this.o.retain(), job: job.name });
     this.refreshTextfile();
     await this.tell(job, outcome === "succeeded" ? "success" : "fail");
     this.notified(job, await notifyJob(this.o.notifyUrl, job.name, report));

@@ -5,6 +5,7 @@
  */
 import type { Database } from "better-sqlite3";
 import { UsageError } from "../input-errors.js";
+import { prunedDateMessage, prunedRunMessage } from "../store/pruned-runs.js";
 
 export interface Period {
   readonly runId: number;
@@ -31,7 +32,7 @@ export function resolvePeriod(db: Database, spec: string, flag: string): Period 
   let row: RunRow | undefined;
   if (/^\d+$/.test(s)) {
     row = db.prepare("SELECT run_id, job, status, started_at, finished_at FROM _runs WHERE run_id = ?").get(Number(s)) as RunRow | undefined;
-    if (!row) throw new UsageError([`${flag} ${s}: there is no run ${s} in this snapshot (\`benefits-sync runs\` lists them)`]);
+    if (!row) throw new UsageError([prunedRunMessage(db, Number(s), `${flag} ${s}`) ?? `${flag} ${s}: there is no run ${s} in this snapshot (\`benefits-sync runs\` lists them)`]);
     if (row.status !== "succeeded") {
       throw new UsageError([
         `${flag} ${s}: run ${s} ${row.status === "running" ? "is still running" : "failed"}; its walk is partial, so figures as of it would mix two states of the service. Give a succeeded run (\`benefits-sync runs\`), or a date`,
@@ -42,6 +43,8 @@ export function resolvePeriod(db: Database, spec: string, flag: string): Period 
       .prepare("SELECT run_id, job, status, started_at, finished_at FROM _runs WHERE status = 'succeeded' AND substr(started_at, 1, 10) <= ? ORDER BY started_at DESC, run_id DESC LIMIT 1")
       .get(s) as RunRow | undefined;
     if (!row) {
+      const pruned = prunedDateMessage(db, s, `${flag} ${s}`);
+      if (pruned) throw new UsageError([pruned]);
       const first = db.prepare("SELECT started_at FROM _runs WHERE status = 'succeeded' ORDER BY started_at LIMIT 1").pluck().get() as string | undefined;
       throw new UsageError([
         `${flag} ${s}: no run succeeded on or before ${s} (UTC)${first ? `; the first successful run started at ${first}` : "; no run has succeeded yet: run `benefits-sync sync` first"}`,

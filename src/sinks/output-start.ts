@@ -9,6 +9,7 @@ import type { Database } from "better-sqlite3";
 import { hostname } from "node:os";
 import { ConfigError } from "../errors.js";
 import { UsageError } from "../input-errors.js";
+import { prunedRun, prunedRunMessage } from "../store/pruned-runs.js";
 
 /** How a message names the start it refuses: the `--from-run` flag, or a configured sink's `fromRun` key. */
 export interface StartKey {
@@ -39,10 +40,11 @@ export function recordedStart(db: Database, output: string): number | undefined 
  */
 export function startOutput(db: Database, output: string, fromRun: number, where: string, now: () => Date = () => new Date()): void {
   db.transaction(() => {
-    if (db.prepare("SELECT 1 FROM _runs WHERE run_id = ?").get(fromRun) === undefined) {
-      throw new UsageError([`--from-run ${fromRun}: no run ${fromRun} in this snapshot; \`benefits-sync runs\` lists them`]);
-    }
+    const kept = db.prepare("SELECT 1 FROM _runs WHERE run_id = ?").get(fromRun) !== undefined;
+    if (!kept && !prunedRun(db, fromRun)) throw new UsageError([`--from-run ${fromRun}: no run ${fromRun} in this snapshot; \`benefits-sync runs\` lists them`]);
     if (!needsStart(db, output, fromRun, where)) return;
+    // An output started before the prune keeps its start; a new one starts at a kept run.
+    if (!kept) throw new UsageError([`${prunedRunMessage(db, fromRun, `--from-run ${fromRun}`)}: a new output starts at a kept run`]);
     const info = db
       .prepare("INSERT INTO _deliveries (output, for_run, runs, status, started_at, finished_at, detail) VALUES (?, ?, '[]', 'delivered', ?, ?, ?)")
       .run(output, fromRun, now().toISOString(), now().toISOString(), JSON.stringify({ fromRun, host: hostname(), note: `started at run ${fromRun} on purpose: the runs before it are not sent here` }));
@@ -78,7 +80,7 @@ export function needsStart(db: Database, output: string, fromRun: number, where:
  */
 export function checkFromRun(db: Database | undefined, fromRun: number, key: StartKey = FLAG): void {
   const last = db ? ((db.prepare("SELECT MAX(run_id) FROM _runs").pluck().get() as number | null) ?? 0) : 0;
-  const known = db !== undefined && db.prepare("SELECT 1 FROM _runs WHERE run_id = ?").get(fromRun) !== undefined;
+  const known = db !== undefined && (db.prepare("SELECT 1 FROM _runs WHERE run_id = ?").get(fromRun) !== undefined || prunedRun(db, fromRun) !== undefined);
   if (known || fromRun === last + 1) return;
   throw new ConfigError([
     `${key.head(fromRun)}: no run ${fromRun} in this snapshot (its runs are ${last ? `1 to ${last}` : "none yet"}, and this sync records run ${last + 1}); \`benefits-sync runs\` lists them`,

@@ -12,6 +12,7 @@
 import type { Database } from "better-sqlite3";
 import { ConfigError } from "../errors.js";
 import { UsageError } from "../input-errors.js";
+import { historyFromRun, prunedRunMessage } from "../store/pruned-runs.js";
 import { StoredResources, type StoredResource } from "../store/resources.js";
 import { deliver, deliverEach, settleInterrupted, type DeliveryOutcome, type InterruptedDelivery } from "./ledger.js";
 import { recordedStart, startOutput } from "./output-start.js";
@@ -109,6 +110,7 @@ export async function deliverToSink<R>(db: Database, sink: Sink<R>, forRun: numb
   try {
     await sink.prepare?.(snapshotId(db));
     if (fromRun !== undefined) startOutput(db, sink.output, fromRun, sink.describe, now);
+    else refuseNewAfterPrune(db, sink.output, sink.describe);
   } catch (e) {
     if (!(e instanceof ConfigError)) throw e;
     return { status: "failed", runs: [], error: { code: e.code, message: e.problems.join("; ") } };
@@ -134,9 +136,22 @@ export async function exportRun<R>(db: Database, sink: Sink<R>, runId: number): 
   return writeDelivery(db, sink, { folderRun: runId, runs: [runId] });
 }
 
+/**
+ * A new output (nothing in the ledger) of a pruned snapshot would receive the kept runs' changes
+ * alone, as if they were the whole history: it starts at a kept run on purpose, or not at all.
+ */
+function refuseNewAfterPrune(db: Database, output: string, where: string): void {
+  const from = historyFromRun(db);
+  if (from === undefined || db.prepare("SELECT 1 FROM _deliveries WHERE output = ? LIMIT 1").get(output) !== undefined) return;
+  throw new ConfigError([
+    `${where} is a new output, and this snapshot's runs before run ${from} were pruned: it cannot receive the whole history. ` +
+      `Start it at a kept run on purpose (--from-run N, or "fromRun" in its sink's config), and load the state as of it first if it needs one (\`export --state --run N\`)`,
+  ]);
+}
+
 export function checkExportable(db: Database, runId: number): void {
   const status = db.prepare("SELECT status FROM _runs WHERE run_id = ?").pluck().get(runId) as string | undefined;
-  if (status === undefined) throw new UsageError([`run ${runId}: no run ${runId} in this snapshot; \`benefits-sync runs\` lists them`]);
+  if (status === undefined) throw new UsageError([prunedRunMessage(db, runId, `run ${runId}`) ?? `run ${runId}: no run ${runId} in this snapshot; \`benefits-sync runs\` lists them`]);
   if (status === "running") throw new UsageError([`run ${runId}: it is still running, so its changes are not complete; export it once it has finished`]);
 }
 

@@ -22,6 +22,7 @@ import type { Database } from "better-sqlite3";
 import { claimLinesView, createClaimLines, deferClaimLines } from "./claim-lines.js";
 import { withBuildSettings } from "./bulk-build.js";
 import { cents } from "./money-sql.js";
+import { PrunedRunsDdl } from "./pruned-runs.js";
 import { deferRollups, ensureRollups, rollupViews } from "./rollups.js";
 import { StoredResources, ViewColumns, columnName, type StoredResource } from "./resources.js";
 
@@ -282,6 +283,8 @@ const dataOf = (r: StoredResource, alias: string, column = "data") => `(SELECT x
 
 /** The views analysts query: see the README's analyst guide. */
 export function createViews(db: Database): void {
+  // The runs a prune removed (pruned-runs.ts): listed by the runs view, dating the versions they began.
+  db.exec(PrunedRunsDdl);
   db.exec(`
     CREATE VIEW quarantine AS SELECT run_id, resource, scope, id, reason, excerpt, observed_at FROM _quarantine;
     CREATE VIEW runs AS
@@ -291,7 +294,9 @@ export function createViews(db: Database): void {
              COALESCE(SUM(c.unchanged), 0) AS unchanged, COALESCE(SUM(c.quarantined), 0) AS quarantined,
              r.options
       FROM _runs r LEFT JOIN _run_counts c ON c.run_id = r.run_id
-      GROUP BY r.run_id;
+      GROUP BY r.run_id
+      UNION ALL
+      SELECT run_id, job, 'pruned', started_at, finished_at, NULL, NULL, seen, inserted, updated, deleted, unchanged, quarantined, NULL FROM _pruned_runs;
     CREATE VIEW run_counts AS SELECT run_id, resource, seen, inserted, updated, deleted, unchanged, quarantined FROM _run_counts;
     CREATE VIEW deliveries AS
       SELECT delivery_id, output, for_run, runs, status, started_at, finished_at, error FROM _deliveries;
@@ -303,7 +308,7 @@ export function createViews(db: Database): void {
       CREATE VIEW "${r}" AS SELECT v.id, ${cols.join(", ")}, ${text} FROM _${r}_v v WHERE v.valid_to_run IS NULL;
       CREATE VIEW "${r}_history" AS
         SELECT v.id, ${cols.join(", ")}, ${text}, v.valid_from_run, v.valid_to_run,
-               (SELECT r.started_at FROM _runs r WHERE r.run_id = v.valid_from_run) AS observed_at, v.op, v.ended_by
+               COALESCE((SELECT r.started_at FROM _runs r WHERE r.run_id = v.valid_from_run), (SELECT p.started_at FROM _pruned_runs p WHERE p.run_id = v.valid_from_run)) AS observed_at, v.op, v.ended_by
         FROM _${r}_v v;
     `);
   }

@@ -287,6 +287,12 @@ export const migrations: readonly ((db: Database, progress?: MigrationProgress) 
     createViews(db);
     analyze(db);
   },
+  // 16: history retention (prune.ts): the runs a prune removes leave a line each (pruned-runs.ts),
+  // which the runs view lists as 'pruned' and the history views date their versions by.
+  (db) => {
+    dropViews(db);
+    createViews(db);
+  },
 ];
 
 /** The planner's statistics made again, bounded: a sample of each index, not a read of the whole file. */

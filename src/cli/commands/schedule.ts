@@ -19,6 +19,10 @@ export async function run(ctx: CommandContext): Promise<number> {
   const db = openDatabase(config.db);
   const log = jsonLines(ctx.stdout);
   const metrics = ctx.options.metricsPort !== undefined ? (await import("../../jobs/scheduler-metrics.js")).schedulerRegistry(db, jobs) : undefined;
+  // schedule.retention: a prune after each successful sync (jobs/retention.ts), held back by what the config and the ledger still need.
+  const retention = config.schedule.retention
+    ? { retain: (await import("../../jobs/retention.js")).retain, holders: await (await import("./prune.js")).pruneHolders(config, ctx.env, ctx.cwd) }
+    : undefined;
   const scheduler = new Scheduler({
     jobs,
     db,
@@ -28,6 +32,7 @@ export async function run(ctx: CommandContext): Promise<number> {
     ...(config.schedule.textfile ? { textfile: config.schedule.textfile } : {}),
     ...(notifyUrl ? { notifyUrl } : {}),
     ...(metrics ? { onOutcome: metrics.onOutcome } : {}),
+    ...(retention ? { retain: () => retention.retain(db, config.schedule.retention!, retention.holders) } : {}),
     run: (job, signal) => runJob(job, { config, env: ctx.env, cwd: ctx.cwd, signal, onNotice: (message) => log({ event: "job.notice", job: job.name, message }) }),
   });
   const stopped = new Promise<NodeJS.Signals>((resolve) => {

@@ -52,7 +52,7 @@ export async function exportState(db: Database, kind: StateKind, runId: number, 
     db.exec("BEGIN");
     const files: ManifestFile[] = [];
     try {
-      const runStart = new Map((db.prepare("SELECT run_id, started_at FROM _runs").raw().all() as [number, string][]).map(([r, t]) => [r, t]));
+      const runStart = new Map((db.prepare("SELECT run_id, started_at FROM _runs UNION ALL SELECT run_id, started_at FROM _pruned_runs").raw().all() as [number, string][]).map(([r, t]) => [r, t]));
       for (const view of stateViews(kind, runStart)) {
         try {
           files.push(await writeStateFile(staged.tmp, view.name, format, view.columns, rowsOf(db, view, runId)));

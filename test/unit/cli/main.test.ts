@@ -18,7 +18,7 @@ describe("benefits-sync CLI skeleton", () => {
   it("--help lists every command of the table with its summary, and the global flags", async () => {
     const r = await runCli(["--help"]);
     expect(r.code).toBe(ExitCode.OK);
-    expect(COMMANDS.map((c) => c.name)).toEqual(["doctor", "init", "config check", "sync", "runs", "export", "reconcile", "jobs", "run", "schedule", "groups create", "demo", "sandbox", "sandbox advance", "pii rekey", "census plan", "census apply", "webhooks serve", "webhooks status", "webhooks apply"]);
+    expect(COMMANDS.map((c) => c.name)).toEqual(["doctor", "init", "config check", "sync", "runs", "export", "reconcile", "prune", "jobs", "run", "schedule", "groups create", "demo", "sandbox", "sandbox advance", "pii rekey", "census plan", "census apply", "webhooks serve", "webhooks status", "webhooks apply"]);
     const flat = r.stdout.replace(/\s+/g, " ");
     // A command of a group (`config check`, `sandbox advance`) is listed by its group's help; the group here.
     for (const c of COMMANDS.filter((c) => !c.name.includes(" "))) {
@@ -55,7 +55,7 @@ describe("benefits-sync CLI skeleton", () => {
     const r = await runCli(["frobnicate"]);
     expect(r.code).toBe(ExitCode.USAGE);
     expect(r.stderr).toContain("unknown command 'frobnicate'");
-    expect(r.stderr).toContain("Commands: doctor, init, config check, sync, runs, export, reconcile, jobs, run, schedule, groups create, demo, sandbox, sandbox advance, pii rekey, census plan, census apply, webhooks serve, webhooks status, webhooks apply.");
+    expect(r.stderr).toContain("Commands: doctor, init, config check, sync, runs, export, reconcile, prune, jobs, run, schedule, groups create, demo, sandbox, sandbox advance, pii rekey, census plan, census apply, webhooks serve, webhooks status, webhooks apply.");
     expect(r.stdout).toBe("");
   });
 
