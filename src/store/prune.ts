@@ -19,7 +19,8 @@
  * touches; they take turns at the write lock.
  */
 import type { Database } from "better-sqlite3";
-import { statSync } from "node:fs";
+import { statfsSync, statSync } from "node:fs";
+import { dirname } from "node:path";
 import { planPrune, type KnownOutput, type PruneBound, type PrunePlan } from "./prune-plan.js";
 import { StoredResources, type StoredResource } from "./resources.js";
 
@@ -31,6 +32,12 @@ export interface PruneOptions {
   readonly batch?: number;
   /** Pages handed back per step of the vacuum. */
   readonly vacuumPages?: number;
+  /**
+   * `full`: rewrite the whole file afterwards (SQLite's VACUUM), which also gives back the room the
+   * removed versions leave inside pages that still hold kept rows (an incremental vacuum gives back
+   * whole free pages only). Needs free disk of twice the file and no other process reading it.
+   */
+  readonly vacuum?: "incremental" | "full";
   readonly onProgress?: (step: string, done: number, total: number) => void;
 }
 
@@ -45,6 +52,9 @@ export interface PruneResult {
   readonly bytesAfter: number;
   /** Free pages the file could not give back (a snapshot made before incremental vacuum existed here). */
   readonly bytesFree: number;
+  /** How the file was compacted: `full` (VACUUM), or `incremental` (a full one asked for falls back to it, saying why in `vacuumNote`). */
+  readonly vacuumed: "incremental" | "full";
+  readonly vacuumNote?: string;
 }
 
 /** Thrown when something still needs the history the bound would remove; nothing was changed. */
@@ -101,11 +111,28 @@ export function prune(db: Database, bound: PruneBound, opts: PruneOptions = {}):
     const versions = Object.values(removed).reduce((a, b) => a + b, 0);
     db.prepare("UPDATE _prunes SET versions = ?, finished_at = ? WHERE prune_id = ?").run(versions, now().toISOString(), pruneId);
   }
-  // 3. The file gives its free pages back.
+  // 3. The file gives its free pages back (or is rewritten whole).
+  const note = opts.vacuum === "full" ? fullVacuumRefusal(db) : undefined;
+  const full = opts.vacuum === "full" && note === undefined;
+  if (full) {
+    progress("rewriting the file (VACUUM)", 0, 1);
+    db.exec("VACUUM");
+    checkpoint(db);
+  }
   const bytesFree = vacuum(db, opts.vacuumPages ?? 16_384, progress);
   const bytesAfter = fileBytes(db);
   if (pruneId !== undefined) db.prepare("UPDATE _prunes SET bytes_reclaimed = ? WHERE prune_id = ?").run(Math.max(0, bytesBefore - bytesAfter), pruneId);
-  return { plan, ...(pruneId !== undefined ? { pruneId } : {}), runsRemoved: plan.runs.length, versionsRemoved: removed, bytesBefore, bytesAfter, bytesFree };
+  return {
+    plan,
+    ...(pruneId !== undefined ? { pruneId } : {}),
+    runsRemoved: plan.runs.length,
+    versionsRemoved: removed,
+    bytesBefore,
+    bytesAfter,
+    bytesFree,
+    vacuumed: full ? "full" : "incremental",
+    ...(note ? { vacuumNote: note } : {}),
+  };
 }
 
 /** The first run of the history as an earlier prune left it (0 when none). */
@@ -126,6 +153,16 @@ function removeRuns(db: Database, keep: number, pruneId: number): void {
   ).run(pruneId, keep, keep);
   for (const t of ["_run_counts", "_walk", "_quarantine"]) db.prepare(`DELETE FROM ${t} WHERE run_id < ?`).run(keep);
   db.prepare("DELETE FROM _runs WHERE run_id < ?").run(keep);
+}
+
+/** Why a full VACUUM cannot run here (too little free disk), or undefined when it can. */
+function fullVacuumRefusal(db: Database): string | undefined {
+  if (db.name === ":memory:") return undefined;
+  const size = fileBytes(db);
+  const fs = statfsSync(dirname(db.name));
+  const free = fs.bavail * fs.bsize;
+  if (free >= 2 * size) return undefined;
+  return `--vacuum needs free disk of twice the file (${Math.round((2 * size) / 1e6)} MB; ${Math.round(free / 1e6)} MB free beside it): the free pages were given back instead`;
 }
 
 function checkpoint(db: Database): void {

@@ -36,7 +36,7 @@ export function pruneBound(o: { keepRuns?: number; before?: string }, flags = { 
 }
 
 export async function run(ctx: CommandContext): Promise<number> {
-  const o = ctx.options as { keepRuns?: number; before?: string; dryRun?: boolean };
+  const o = ctx.options as { keepRuns?: number; before?: string; dryRun?: boolean; vacuum?: boolean };
   const bound = pruneBound(o);
   const config = ctx.config();
   requireSnapshot(config.db);
@@ -66,7 +66,7 @@ export async function run(ctx: CommandContext): Promise<number> {
   try {
     const db = openDatabase(config.db);
     try {
-      result = prune(db, bound, { ...holders, onProgress: progress.step });
+      result = prune(db, bound, { ...holders, onProgress: progress.step, vacuum: o.vacuum ? "full" : "incremental" });
     } finally {
       progress.end();
       db.close();
@@ -78,11 +78,15 @@ export async function run(ctx: CommandContext): Promise<number> {
   const removed = Object.values(result.versionsRemoved).reduce((a, b) => a + b, 0);
   if (ctx.globals.json) {
     ctx.stdout.write(
-      `${JSON.stringify({ status: result.runsRemoved + removed > 0 ? "pruned" : "nothing", ...planJson(result.plan), versions: result.versionsRemoved, bytesBefore: result.bytesBefore, bytesAfter: result.bytesAfter, bytesReclaimed: Math.max(0, result.bytesBefore - result.bytesAfter), bytesFree: result.bytesFree })}\n`,
+      `${JSON.stringify({ status: result.runsRemoved + removed > 0 ? "pruned" : "nothing", ...planJson(result.plan), versions: result.versionsRemoved, bytesBefore: result.bytesBefore, bytesAfter: result.bytesAfter, bytesReclaimed: Math.max(0, result.bytesBefore - result.bytesAfter), bytesFree: result.bytesFree, vacuumed: result.vacuumed })}\n`,
     );
   }
   describePlan({ ...result.plan, versions: result.versionsRemoved }, say, false);
-  say(`  The file: ${mb(result.bytesBefore)} -> ${mb(result.bytesAfter)} (${mb(Math.max(0, result.bytesBefore - result.bytesAfter))} given back to the disk).`);
+  say(`  The file: ${mb(result.bytesBefore)} -> ${mb(result.bytesAfter)} (${mb(Math.max(0, result.bytesBefore - result.bytesAfter))} given back to the disk${result.vacuumed === "full" ? ", the file rewritten" : ""}).`);
+  if (result.vacuumNote) ctx.stderr.write(`benefits-sync prune: ${result.vacuumNote}\n`);
+  else if (result.vacuumed === "incremental" && removed > 0) {
+    say("  Room the removed versions left inside pages that still hold kept rows stays in the file; `prune --vacuum` (on a quiet snapshot) gives it back too.");
+  }
   if (result.bytesFree > 0) say(`  ${mb(result.bytesFree)} stay free inside the file (made before incremental vacuum): later runs reuse them; \`VACUUM\` on a quiet snapshot gives them back.`);
   return ExitCode.OK;
 }
