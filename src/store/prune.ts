@@ -19,7 +19,7 @@
  * touches; they take turns at the write lock.
  */
 import type { Database } from "better-sqlite3";
-import { statfsSync, statSync } from "node:fs";
+import { statfsSync } from "node:fs";
 import { dirname } from "node:path";
 import { planPrune, type KnownOutput, type PruneBound, type PrunePlan } from "./prune-plan.js";
 import { StoredResources, type StoredResource } from "./resources.js";
@@ -47,7 +47,7 @@ export interface PruneResult {
   readonly pruneId?: number;
   readonly runsRemoved: number;
   readonly versionsRemoved: Readonly<Record<StoredResource, number>>;
-  /** The file's size before and after (bytes), the main file alone once its WAL is checkpointed. */
+  /** The file's size before and after (bytes): its pages, as SQLite counts them (the disk follows at the next checkpoint if a reader held it back). */
   readonly bytesBefore: number;
   readonly bytesAfter: number;
   /** Free pages the file could not give back (a snapshot made before incremental vacuum existed here). */
@@ -65,7 +65,8 @@ export class PruneHeldError extends Error {
   }
 }
 
-const fileBytes = (db: Database): number => (db.name === ":memory:" ? pageBytes(db) : (statSync(db.name, { throwIfNoEntry: false })?.size ?? 0));
+/** The file's size as SQLite sees it (its pages, those still in the WAL included). */
+const fileBytes = (db: Database): number => pageBytes(db);
 const pageBytes = (db: Database): number => (db.pragma("page_count", { simple: true }) as number) * (db.pragma("page_size", { simple: true }) as number);
 
 /** Prune to `bound`. Throws {@link PruneHeldError} (nothing changed) when something holds it back. */
@@ -165,12 +166,17 @@ function fullVacuumRefusal(db: Database): string | undefined {
   return `--vacuum needs free disk of twice the file (${Math.round((2 * size) / 1e6)} MB; ${Math.round(free / 1e6)} MB free beside it): the free pages were given back instead`;
 }
 
+/** Copy the WAL into the file and truncate it, if no other connection is in the way: never waits for one. */
 function checkpoint(db: Database): void {
   if (db.name === ":memory:") return;
+  const timeout = db.pragma("busy_timeout", { simple: true }) as number;
   try {
+    db.pragma("busy_timeout = 0");
     db.pragma("wal_checkpoint(TRUNCATE)");
   } catch {
-    // A reader holds the WAL: the sizes then include what it still holds.
+    // A reader holds the WAL: the file gives the pages back at a later checkpoint.
+  } finally {
+    db.pragma(`busy_timeout = ${timeout}`);
   }
 }
 

@@ -5,6 +5,7 @@
  * removed before stays removed; run it again).
  */
 import type { Config } from "../../config/schema.js";
+import { SnapshotBusyError } from "../../errors.js";
 import { UsageError } from "../../input-errors.js";
 import type { KnownOutput, PruneBound, PrunePlan } from "../../store/prune-plan.js";
 import type { PruneResult } from "../../store/prune.js";
@@ -73,7 +74,12 @@ export async function run(ctx: CommandContext): Promise<number> {
     }
   } catch (e) {
     if (e instanceof PruneHeldError) return held(ctx, e.plan);
-    throw asSnapshotBusy(config.db, e);
+    const busy = asSnapshotBusy(config.db, e);
+    if (busy instanceof SnapshotBusyError) {
+      ctx.stderr.write(`benefits-sync prune: ${busy.message.replace(/; nothing was changed\./, "; what this prune had removed before it stays removed.")} Run the prune again: it goes on from there.\n`);
+      return ExitCode.BUSY;
+    }
+    throw busy;
   }
   const removed = Object.values(result.versionsRemoved).reduce((a, b) => a + b, 0);
   if (ctx.globals.json) {
