@@ -21,7 +21,7 @@ function analyst(args: string[]): Record<string, unknown> {
 }
 
 /** POST /_sandbox/advance (a simulated day of changes), on a connection of its own; one retry. */
-async function advance(baseUrl: string): Promise<void> {
+export async function advance(baseUrl: string): Promise<void> {
   const once = () =>
     new Promise<void>((resolve, reject) => {
       const req = request(`${baseUrl}/_sandbox/advance`, { method: "POST", agent: false, headers: { "content-length": "0" } }, (res) => {

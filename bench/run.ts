@@ -8,7 +8,7 @@
  * BENCH_REPEAT (1: how many times to repeat the main measurements, the median is reported),
  * BENCH_ANALYST_RUNS (18: runs added to the 100k snapshot before timing `changes`; 0 skips the
  * analyst section), BENCH_ONLY (`sync`: only the first sync, re-sync and memory bars; `latency`: only the member walk under latency; `sinks`: only the sinks section; `scale`: only the
- * scale section; `timing`: only the timings taken out of the tests, see timing.ts; `webhooks`: only the receiver's section, see webhooks.ts; `state`: only the state export's, see state.ts, BENCH_STATE_LARGE=1000000 adds the 1M size; `s3`: only the S3 delivery's, see s3.ts, BENCH_S3_REPEAT (3), BENCH_S3_FORMATS (csv,parquet)), BENCH_SCALE_MEMBERS (0: when set, e.g. 1000000, the scale section compares the
+ * scale section; `timing`: only the timings taken out of the tests, see timing.ts; `webhooks`: only the receiver's section, see webhooks.ts; `prune`: only the prune's, see prune.ts, BENCH_PRUNE_MEMBERS (BENCH_MEMBERS) and BENCH_PRUNE_DAYS (4); `state`: only the state export's, see state.ts, BENCH_STATE_LARGE=1000000 adds the 1M size; `s3`: only the S3 delivery's, see s3.ts, BENCH_S3_REPEAT (3), BENCH_S3_FORMATS (csv,parquet)), BENCH_SCALE_MEMBERS (0: when set, e.g. 1000000, the scale section compares the
  * first sync's records per second at BENCH_MEMBERS and at this many members, and runs a no-change
  * re-sync of the large one). The sinks section: BENCH_SINK_REPEAT (3), BENCH_SINK_CLAIMS_PER_MEMBER
  * (3), BENCH_SINK_UPDATE_SHARE (0.5: the share of the claims its second run changes), see sinks.ts.
@@ -19,10 +19,11 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
-import { accumulatedChanges, questionsSection } from "./analyst.js";
+import { accumulatedChanges, advance, questionsSection } from "./analyst.js";
 import { floorLine } from "./floor.js";
 import { sinksSection } from "./sinks.js";
 import { s3Section } from "./s3.js";
+import { pruneSection } from "./prune.js";
 import { scaleSection } from "./scale.js";
 import { stateSection } from "./state.js";
 import { timingSection } from "./timing.js";
@@ -127,6 +128,11 @@ async function main(): Promise<void> {
       await stateSection(dir, { small: MEMBERS, large, groupsPer100k: (GROUPS * 100_000) / MEMBERS, claimsPerMember: CPM, repeat: REPEAT, window: { from: FROM, to: TO } }, startSandbox, worker, report);
     }
     if (ONLY === undefined || ONLY === "webhooks") await webhooksSection(dir, { members: MEMBERS, groups: GROUPS }, startSandbox, worker, report);
+    if (ONLY === undefined || ONLY === "prune") {
+      const members = env("BENCH_PRUNE_MEMBERS", MEMBERS);
+      const groups = Math.max(1, Math.round((GROUPS * members) / MEMBERS));
+      await pruneSection(dir, { members, groups, claimsPerMember: CPM, days: env("BENCH_PRUNE_DAYS", 4), window: { from: FROM, to: TO } }, startSandbox, advance, worker, report);
+    }
     if (SCALE_MEMBERS > 0 || ONLY === "scale") {
       const large = SCALE_MEMBERS > 0 ? SCALE_MEMBERS : MEMBERS * 10;
       await scaleSection(dir, { small: MEMBERS, large, groupsPer100k: (GROUPS * 100_000) / MEMBERS, claimsPerMember: CPM, window: { from: FROM, to: TO } }, startSandbox, worker, report);
