@@ -313,16 +313,18 @@ export function createViews(db: Database): void {
     `);
   }
   const union = (f: (r: StoredResource) => string) => StoredResources.map(f).join("\nUNION ALL\n");
+  // A pruned run's changes are gone (prune.ts): none is listed, rather than the few whose versions remain.
+  const kept = "(SELECT coalesce(max(run_id) + 1, 0) FROM _pruned_runs)";
   // The version an update replaced: closed by the same run, as replaced.
   const before = (r: StoredResource) => `SELECT ${dataOf(r, "p")} FROM _${r}_v p WHERE p.id = v.id AND p.valid_to_run = v.valid_from_run AND p.ended_by = 'update'`;
   db.exec(`
     CREATE VIEW changes AS ${union(
-      (r) => `SELECT valid_from_run AS run_id, '${r}' AS resource, id, op, changed_fields FROM _${r}_v
+      (r) => `SELECT valid_from_run AS run_id, '${r}' AS resource, id, op, changed_fields FROM _${r}_v WHERE valid_from_run >= ${kept}
 UNION ALL
 SELECT valid_to_run, '${r}', id, 'delete', NULL FROM _${r}_v WHERE ended_by = 'delete'`,
     )};
     CREATE VIEW change_records AS ${union(
-      (r) => `SELECT v.valid_from_run AS run_id, '${r}' AS resource, v.id, v.op, (${before(r)}) AS before, ${dataOf(r, "v")} AS after FROM _${r}_v v
+      (r) => `SELECT v.valid_from_run AS run_id, '${r}' AS resource, v.id, v.op, (${before(r)}) AS before, ${dataOf(r, "v")} AS after FROM _${r}_v v WHERE v.valid_from_run >= ${kept}
 UNION ALL
 SELECT v.valid_to_run, '${r}', v.id, 'delete', ${dataOf(r, "v")}, NULL FROM _${r}_v v WHERE v.ended_by = 'delete'`,
     )};

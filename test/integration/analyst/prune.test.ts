@@ -103,6 +103,11 @@ describe("prune", () => {
     const pruned = db.prepare("SELECT run_id, status, inserted FROM runs WHERE run_id < ? ORDER BY run_id").all(kept[0]) as Row[];
     expect(pruned.map((r) => r.status)).toEqual(["pruned", "pruned", "pruned"]);
     expect(pruned[0]!.inserted).toBeGreaterThan(0);
+    // A pruned run's changes are not listed at all (rather than the few whose versions remain).
+    for (const run of runs.slice(0, 3)) {
+      for (const view of ["changes", "change_records", "field_changes"]) expect(db.prepare(`SELECT count(*) FROM ${view} WHERE run_id = ?`).pluck().get(run), `${view} ${run}`).toBe(0);
+    }
+    expect(db.prepare("SELECT count(*) FROM members_history WHERE valid_from_run < ?").pluck().get(kept[0])).toBeGreaterThan(0);
     // A version begun in a pruned run and still current keeps its date.
     expect(db.prepare("SELECT count(*) FROM members_history WHERE observed_at IS NULL").pluck().get()).toBe(0);
     expect(db.pragma("integrity_check", { simple: true })).toBe("ok");
