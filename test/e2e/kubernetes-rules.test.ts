@@ -108,7 +108,10 @@ describe("deploy/kubernetes/ holds the deployment's rules", () => {
   });
 
   it("the jobs run in one `benefits-sync schedule`: one replica, Recreate, no CronJob beside it", () => {
-    expect(COMMANDS.map((c) => c.name)).toContain(byArgs(manifests, "schedule")[0]?.spec.template.spec.containers[0].args.join(" "));
+    const args = byArgs(manifests, "schedule")[0]?.spec.template.spec.containers[0].args as string[];
+    const schedule = COMMANDS.find((c) => c.name === args[0])!;
+    expect(schedule.name).toBe("schedule");
+    expect(args.filter((a) => a.startsWith("--")).filter((f) => !schedule.options.some((o) => o.flags.split(/[ ,]/)[0] === f))).toEqual([]);
     expect(scheduleProblems(manifests)).toEqual([]);
     const two = copy(manifests);
     byArgs(two, "schedule")[0].spec.replicas = 2;
@@ -143,6 +146,17 @@ describe("the receiver's probes ask what `webhooks serve` serves", () => {
     const service = manifests.find((m) => m.object.kind === "Service")!.object as Obj;
     expect(service.spec.selector).toEqual(receiver.spec.selector.matchLabels);
     expect([named?.name, port]).toContain(service.spec.ports[0].targetPort);
+  });
+
+  it("both pods serve GET /metrics on the port their annotations and container ports name, never the webhook port", () => {
+    for (const d of deployments(manifests)) {
+      const k = d.spec.template.spec.containers[0];
+      const port = Number(k.args[k.args.indexOf("--metrics-port") + 1]);
+      expect(k.args[k.args.indexOf("--metrics-host") + 1]).toBe("0.0.0.0");
+      expect((k.ports as Obj[]).find((p) => p.name === "metrics")?.containerPort).toBe(port);
+      expect(Number(d.spec.template.metadata.annotations["prometheus.io/port"])).toBe(port);
+      if (k.args.includes("--port")) expect(port).not.toBe(Number(k.args[k.args.indexOf("--port") + 1]));
+    }
   });
 
   it("a real receiver answers the probes' path 200 (and another path 404)", async () => {
