@@ -155,6 +155,7 @@ export const COMMANDS: readonly CommandSpec[] = [
       { flags: "--keep-runs <n>", description: "keep the N newest successful syncs and every run after the oldest of them", parse: "positiveInt" },
       { flags: "--before <date>", description: "remove the runs that started before DATE (YYYY-MM-DD, UTC)", parse: "date" },
       { flags: "--dry-run", description: "say what would be removed (or what holds it back); change nothing" },
+      { flags: "--forget-output <ids>", description: "outputs of the delivery ledger no longer used (as a held prune names them, comma-separated): their receipts go, and they hold nothing back", parse: "list" },
       { flags: "--vacuum", description: "then rewrite the whole file (VACUUM): gives back the room left inside pages too; needs free disk of twice the file and no reader" },
     ],
     load: () => import("./commands/prune.js"),

@@ -16,6 +16,7 @@
  * A held prune removes nothing.
  */
 import type { Database } from "better-sqlite3";
+import { UsageError } from "../input-errors.js";
 import { historyFromRun } from "./pruned-runs.js";
 import { WEBHOOK_JOB } from "./run-log.js";
 import { StoredResources, type StoredResource } from "./resources.js";
@@ -34,6 +35,8 @@ export interface PruneHold {
   readonly kind: "output" | "job";
   /** The output (as people name it) or the job. */
   readonly name: string;
+  /** An output's id in the delivery ledger. */
+  readonly id?: string;
   /** The earliest run it needs. */
   readonly needsRun: number;
   readonly why: string;
@@ -52,6 +55,22 @@ export interface PrunePlan {
   /** Closed versions to remove, per resource (those that ended before the first run kept). */
   readonly versions: Readonly<Record<StoredResource, number>>;
   readonly holds: readonly PruneHold[];
+}
+
+/**
+ * `--forget-output ID`: outputs of the delivery ledger that are no longer used, whose receipts the
+ * prune removes (such an output is then new: it starts again at a kept run, on purpose). Only an
+ * output the ledger knows, and not a configured sink (the next sync would deliver to it again).
+ */
+function checkForget(db: Database, forget: readonly string[], configured: readonly KnownOutput[]): void {
+  const known = new Set(db.prepare("SELECT DISTINCT output FROM _deliveries").pluck().all() as string[]);
+  const problems: string[] = [];
+  for (const id of forget) {
+    const sink = configured.find((o) => o.id === id);
+    if (sink) problems.push(`--forget-output ${id}: it is ${sink.name}, which every sync delivers to; take it out of the config first`);
+    else if (!known.has(id)) problems.push(`--forget-output ${id}: no output of that name in the delivery ledger (it has ${known.size ? [...known].join(", ") : "none"})`);
+  }
+  if (problems.length) throw new UsageError(problems);
 }
 
 export const boundText = (b: PruneBound): string => ("keepRuns" in b ? `--keep-runs ${b.keepRuns}` : `--before ${b.before}`);
@@ -89,8 +108,9 @@ function boundRun(db: Database, b: PruneBound): number | undefined {
 export function planPrune(
   db: Database,
   bound: PruneBound,
-  opts: { outputs?: readonly KnownOutput[]; reconcileJobs?: readonly string[]; now?: Date; count?: boolean } = {},
+  opts: { outputs?: readonly KnownOutput[]; reconcileJobs?: readonly string[]; now?: Date; count?: boolean; forget?: readonly string[] } = {},
 ): PrunePlan {
+  checkForget(db, opts.forget ?? [], opts.outputs ?? []);
   const moved: string[] = [];
   const none = Object.fromEntries(StoredResources.map((r) => [r, 0])) as Record<StoredResource, number>;
   let keep = boundRun(db, bound);
@@ -119,7 +139,11 @@ export function planPrune(
   if (opts.count && below > 0) {
     for (const r of StoredResources) versions[r] = db.prepare(`SELECT count(*) FROM _${r}_v WHERE valid_to_run < ? AND ended_by IS NOT NULL`).pluck().get(below) as number;
   }
-  const holds = keep === undefined || runs.length === 0 ? [] : [...outputHolds(db, keep, opts.outputs ?? []), ...jobHolds(db, keep, opts.reconcileJobs ?? [], opts.now ?? new Date())];
+  const forgotten = new Set(opts.forget ?? []);
+  const holds =
+    keep === undefined || runs.length === 0
+      ? []
+      : [...outputHolds(db, keep, opts.outputs ?? []).filter((h) => h.id === undefined || !forgotten.has(h.id)), ...jobHolds(db, keep, opts.reconcileJobs ?? [], opts.now ?? new Date())];
   return { bound, boundText: boundText(bound), ...(keep !== undefined ? { keepFrom: keep } : {}), moved, runs, versions, holds };
 }
 
@@ -139,11 +163,13 @@ function outputHolds(db: Database, keep: number, configured: readonly KnownOutpu
     const pending = db.prepare("SELECT count(*) FROM _deliveries WHERE output = ? AND status = 'pending'").pluck().get(o.id) as number;
     holds.push({
       kind: "output",
+      id: o.id,
       name: o.name,
       needsRun: run,
       why:
         `${o.name} has not received run ${run}'s changes yet${pending ? " (a delivery to it is pending)" : ""}: deliver them first ` +
-        `(\`benefits-sync sync\` delivers to every configured output; \`sync --out DIR\` to a folder of your own), or prune to keep run ${run}`,
+        `(\`benefits-sync sync\` delivers to every configured output; \`sync --out DIR\` to a folder of your own), or prune to keep run ${run}` +
+        (o.name === o.id ? `; if it is no longer used, \`--forget-output ${o.id}\`` : ""),
     });
   }
   return holds;

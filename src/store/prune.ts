@@ -39,6 +39,8 @@ export interface PruneOptions {
    */
   readonly vacuum?: "incremental" | "full";
   readonly onProgress?: (step: string, done: number, total: number) => void;
+  /** Outputs of the delivery ledger no longer used: their receipts go, and they hold nothing back (prune-plan.ts). */
+  readonly forget?: readonly string[];
 }
 
 export interface PruneResult {
@@ -73,7 +75,7 @@ const pageBytes = (db: Database): number => (db.pragma("page_count", { simple: t
 export function prune(db: Database, bound: PruneBound, opts: PruneOptions = {}): PruneResult {
   const now = opts.now ?? (() => new Date());
   const progress = opts.onProgress ?? (() => {});
-  const planOpts = { outputs: opts.outputs ?? [], reconcileJobs: opts.reconcileJobs ?? [], now: now() };
+  const planOpts = { outputs: opts.outputs ?? [], reconcileJobs: opts.reconcileJobs ?? [], now: now(), forget: opts.forget ?? [] };
   checkpoint(db);
   const bytesBefore = fileBytes(db);
   const removed = Object.fromEntries(StoredResources.map((r) => [r, 0])) as Record<StoredResource, number>;
@@ -82,6 +84,10 @@ export function prune(db: Database, bound: PruneBound, opts: PruneOptions = {}):
     .transaction(() => {
       const plan = planPrune(db, bound, planOpts);
       if (plan.holds.length > 0) throw new PruneHeldError(plan);
+      for (const id of planOpts.forget) {
+        db.prepare("DELETE FROM _delivered_runs WHERE output = ?").run(id);
+        db.prepare("DELETE FROM _deliveries WHERE output = ?").run(id);
+      }
       if (plan.keepFrom === undefined || plan.runs.length === 0) return { plan, pruneId: undefined };
       const pruneId = Number(
         db.prepare("INSERT INTO _prunes (history_from_run, bound, started_at, runs) VALUES (?, ?, ?, ?)").run(plan.keepFrom, plan.boundText, now().toISOString(), plan.runs.length)

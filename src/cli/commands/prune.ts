@@ -37,7 +37,8 @@ export function pruneBound(o: { keepRuns?: number; before?: string }, flags = { 
 }
 
 export async function run(ctx: CommandContext): Promise<number> {
-  const o = ctx.options as { keepRuns?: number; before?: string; dryRun?: boolean; vacuum?: boolean };
+  const o = ctx.options as { keepRuns?: number; before?: string; dryRun?: boolean; vacuum?: boolean; forgetOutput?: string[] };
+  const forget = o.forgetOutput ?? [];
   const bound = pruneBound(o);
   const config = ctx.config();
   requireSnapshot(config.db);
@@ -50,7 +51,8 @@ export async function run(ctx: CommandContext): Promise<number> {
     const { planPrune } = await import("../../store/prune-plan.js");
     const db = openSnapshotToRead(config.db);
     try {
-      const plan = planPrune(db, bound, { ...holders, count: true });
+      const plan = planPrune(db, bound, { ...holders, count: true, forget });
+      for (const id of forget) say(`Would forget the output ${id}: its receipts go; delivered again, it starts at a kept run (--from-run).`);
       if (plan.holds.length > 0) return held(ctx, plan);
       if (ctx.globals.json) ctx.stdout.write(`${JSON.stringify({ status: "dry-run", ...planJson(plan) })}\n`);
       describePlan(plan, say, true);
@@ -67,7 +69,8 @@ export async function run(ctx: CommandContext): Promise<number> {
   try {
     const db = openDatabase(config.db);
     try {
-      result = prune(db, bound, { ...holders, onProgress: progress.step, vacuum: o.vacuum ? "full" : "incremental" });
+      result = prune(db, bound, { ...holders, onProgress: progress.step, vacuum: o.vacuum ? "full" : "incremental", forget });
+      for (const id of forget) say(`Forgot the output ${id}: delivered again, it starts at a kept run (--from-run).`);
     } finally {
       progress.end();
       db.close();

@@ -162,6 +162,15 @@ describe("prune", () => {
     const res = prune(db, { keepRuns: 4 });
     expect(res.plan.keepFrom).toBe(runs[2]);
     expect(res.runsRemoved).toBe(2);
+    // An output no longer used is forgotten on purpose: its receipts go, and it holds nothing back.
+    expect((held as Error).message).not.toContain("--forget-output");
+    expect(planPrune(db, { keepRuns: 1 }).holds[0]!.why).toContain("if it is no longer used, `--forget-output csv:/data/deltas`");
+    expect(() => prune(db, { keepRuns: 1 }, { forget: ["csv:/elsewhere"] })).toThrow(/no output of that name in the delivery ledger \(it has csv:\/data\/deltas\)/);
+    const configured = [{ id: "csv:/data/deltas", name: "the sink lake (sinks.lake)" }];
+    expect(() => prune(db, { keepRuns: 1 }, { outputs: configured, forget: ["csv:/data/deltas"] })).toThrow(/it is the sink lake \(sinks.lake\), which every sync delivers to/);
+    const forgot = prune(db, { keepRuns: 1 }, { forget: ["csv:/data/deltas"] });
+    expect(forgot.runsRemoved).toBe(3);
+    expect(db.prepare("SELECT count(*) FROM _deliveries WHERE output = 'csv:/data/deltas'").pluck().get()).toBe(0);
   });
 
   it("is held back by the monthly reconciliation's next report, and a date bound keeps what it needs", () => {
