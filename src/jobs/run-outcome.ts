@@ -4,6 +4,7 @@
  * the run itself stays succeeded (the next run delivers what is pending).
  */
 import type { RunOutcome } from "../metrics/families.js";
+import { recordJobRun } from "../telemetry/otel-metrics.js";
 import type { JobReport } from "./run-job.js";
 
 /** @example runOutcome(await runJob(job, opts)) // "succeeded" */
@@ -14,3 +15,10 @@ export function runOutcome(report: JobReport): RunOutcome {
   return report.status === "succeeded" && !deliveryFailed ? "succeeded" : "failed";
 }
 
+/**
+ * A run of `sync` or `run JOB` to OpenTelemetry's run counter and histogram, as the scheduler
+ * tells its own (`onOutcome`); the API's no-op unless the CLI started the SDK.
+ */
+export function recordRunEnd(job: string, report: JobReport): void {
+  recordJobRun(job, runOutcome(report), report.durationMs / 1000);
+}
