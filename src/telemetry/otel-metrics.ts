@@ -59,24 +59,21 @@ export function recordApplyLag(seconds: number): void {
 }
 
 /**
- * The receiver's counters, observed at each export, and the timings its server reports.
- * `close()` stops observing (the receiver stopped).
+ * The receiver's counters, observed at each export (the last one at exit included: they are not
+ * unobserved when the receiver stops), and the timings its server reports. Observed on the meter
+ * provider of this command: the next command's provider starts with none.
  */
-export function receiverInstruments(c: ReceiverCounters): { timings: ReceiverTimings; close(): void } {
+export function receiverInstruments(c: ReceiverCounters): { timings: ReceiverTimings } {
   const { meter } = instruments();
-  const observed = RECEIVER_COUNTERS.map((f) => {
-    const o = meter.createObservableCounter(`benefits_sync_${f.name}`, { description: f.help, unit: f.unit });
-    const read = (result: { observe(value: number, attributes?: Record<string, string>): void }) => {
+  for (const f of RECEIVER_COUNTERS) {
+    meter.createObservableCounter(`benefits_sync_${f.name}`, { description: f.help, unit: f.unit }).addCallback((result) => {
       for (const [labels, v] of f.samples(c)) result.observe(v, { ...labels });
-    };
-    o.addCallback(read);
-    return () => o.removeCallback(read);
-  });
+    });
+  }
   return {
     timings: {
       request: (endpoint, status, seconds) => histogram(WebhookRequestDuration).record(seconds, { endpoint, status: String(status) }),
       accept: (seconds) => histogram(WebhookAcceptDuration).record(seconds),
     },
-    close: () => observed.forEach((stop) => stop()),
   };
 }

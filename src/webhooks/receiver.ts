@@ -170,13 +170,11 @@ export async function startReceiver(config: Config, opts: StartReceiverOptions):
       applyLag,
       stop: async () => {
         await receiver.stop();
-        otel.close();
         await commitOn.close();
         inbox.close();
       },
     };
   } catch (e) {
-    otel.close();
     await writer?.close();
     inbox.close();
     const code = (e as { code?: string }).code;
