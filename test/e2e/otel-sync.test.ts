@@ -7,10 +7,10 @@
  * OTEL_* variables nothing is sent and none of the SDK is loaded; with a collector that is down the
  * sync succeeds, a bounded delay later, with one warning line.
  */
+import { spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { pathToFileURL } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ROUTE_TEMPLATES } from "../../src/api/endpoints.js";
 import { startSandbox, type Sandbox } from "../../src/sandbox/index.js";
@@ -18,6 +18,8 @@ import { startCli } from "../helpers/cli-process.js";
 import { phiFindings, sandboxCanaries, telemetryTexts, type Canaries } from "../helpers/otlp-phi.js";
 import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from "../helpers/otlp-receiver.js";
 import { closedPort } from "../helpers/ports.js";
+import { installedEnv, swapPort } from "../helpers/printed-commands.js";
+import { docPage, namedBlock } from "../helpers/readme-blocks.js";
 import { sandboxData } from "../helpers/sandbox-truth.js";
 import { TEST_PII_KEY } from "../helpers/temp-store.js";
 
@@ -145,6 +147,18 @@ describe("OpenTelemetry of a sync", () => {
     // A member the day deleted (the one a lookup asks for) is a canary too.
     expect(phiFindings(planted, [Buffer.from(`..${String(m.id)}..${deleted[0]!}`)], canaries)).toHaveLength(4);
     expect(phiFindings(texts, bodies, canaries)).toEqual([]);
+  });
+
+  it("runs docs/metrics.md's recipe as printed (its collector's port swapped for the receiver's): the service's name is the one it sets", async () => {
+    const { lines, says } = swapPort(namedBlock(docPage("metrics.md"), "otel: a sync sending its traces and metrics to a collector"), 4318, Number(new URL(rx.url).port));
+    expect(lines).toHaveLength(1);
+    const child = spawn("sh", ["-c", lines[0]!], { cwd: dir, env: { ...env(), ...installedEnv(dir) }, stdio: ["ignore", "pipe", "pipe"] });
+    let err = "";
+    child.stderr.on("data", (d: Buffer) => (err += d.toString()));
+    const code = await new Promise<number | null>((resolve) => child.once("close", resolve));
+    expect(code, `${says}: ${err}`).toBe(0);
+    const roots = rx.spans.filter((s) => s.name === "benefits_sync.run" && s.resource["service.name"] === "benefits-sync-nightly");
+    expect(roots.map((s) => [s.attributes["benefits_sync.run.status"], s.parentSpanId])).toEqual([["succeeded", ""]]);
   });
 
   it("with a collector that is down: the sync succeeds, one warning line naming the endpoint's origin, a bounded delay", async () => {
