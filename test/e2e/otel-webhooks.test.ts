@@ -18,15 +18,15 @@ import { phiFindings, sandboxCanaries, telemetryTexts } from "../helpers/otlp-ph
 import { startOtlpReceiver, type OtlpReceiver } from "../helpers/otlp-receiver.js";
 import { TEST_PII_KEY } from "../helpers/temp-store.js";
 import { waitUntil } from "../helpers/wait.js";
+import { serveWebhooks, stopAll } from "../helpers/webhooks-serve.js";
 
 const SECRET = "whsec-otel-0123456789abcdef";
 let sb: Sandbox | undefined;
 let rx: OtlpReceiver | undefined;
-let receiver: CliRun | undefined;
+const started: CliRun[] = [];
 const dir = mkdtempSync(join(tmpdir(), "bsync-otel-wh-"));
 afterAll(async () => {
-  if (receiver?.child.exitCode === null) receiver.child.kill("SIGTERM");
-  await receiver?.done;
+  await stopAll(started);
   await rx?.close();
   await sb?.close();
   rmSync(dir, { recursive: true, force: true });
@@ -41,13 +41,7 @@ it("webhooks serve: a span per applied batch with its refetches under it, the re
   const first = await startCli(["sync", "--quiet"], env, dir).done;
   expect(first.code, first.stderr).toBe(0);
 
-  receiver = startCli(["webhooks", "serve", "--port", "0"], { ...env, OTEL_EXPORTER_OTLP_ENDPOINT: rx.url, OTEL_EXPORTER_OTLP_PROTOCOL: "http/json" }, dir);
-  let out = "";
-  receiver.child.stdout!.on("data", (d: Buffer) => (out += d.toString()));
-  const url = await waitUntil("the listening line", () => {
-    const line = out.split("\n").find((l) => l.includes('"webhooks.listening"'));
-    return line ? (JSON.parse(line) as { url: string }).url : undefined;
-  });
+  const { run: receiver, url } = await serveWebhooks({ ...env, OTEL_EXPORTER_OTLP_ENDPOINT: rx.url, OTEL_EXPORTER_OTLP_PROTOCOL: "http/json" }, dir, started);
   const control = async (path: string, body: unknown) => {
     const res = await request(`${sb!.baseUrl}${path}`, { method: "POST", body: JSON.stringify(body), headers: { "content-type": "application/json" } });
     expect(res.statusCode, path).toBeLessThan(300);
