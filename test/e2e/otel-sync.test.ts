@@ -27,6 +27,7 @@ let sb: Sandbox;
 let rx: OtlpReceiver;
 let dir: string;
 let canaries: Canaries;
+const COLLECTOR_KEY = "otel-collector-key-5e1f";
 const PRELOAD = new URL("../helpers/module-log.mjs", import.meta.url);
 /** Modules of the SDK proper: the API (a no-op alone) is not one of them. */
 const SDK_MODULE = /@opentelemetry\/(sdk-|exporter-|otlp-|resources|context-async-hooks|core)/;
@@ -34,7 +35,7 @@ const SDK_MODULE = /@opentelemetry\/(sdk-|exporter-|otlp-|resources|context-asyn
 beforeAll(async () => {
   sb = await startSandbox({ members: 150, groups: 3, seed: 23 });
   rx = await startOtlpReceiver();
-  canaries = sandboxCanaries(sb, [sb.keys.full, TEST_PII_KEY.toString()]);
+  canaries = sandboxCanaries(sb, [sb.keys.full, TEST_PII_KEY.toString(), COLLECTOR_KEY]);
   dir = mkdtempSync(join(tmpdir(), "bsync-otel-"));
 });
 afterAll(async () => {
@@ -77,9 +78,13 @@ describe("OpenTelemetry of a sync", () => {
     deleted = day.changes.members.deleted;
     expect(day.changes.members.deleted.length, "the day deletes members: the sync looks each up").toBeGreaterThan(0);
     const log = join(dir, "modules-on.log");
-    const r = await sync(["--json", "--out", join(dir, "out")], { OTEL_EXPORTER_OTLP_ENDPOINT: rx.url }, log);
+    const r = await sync(["--json", "--out", join(dir, "out")], { OTEL_EXPORTER_OTLP_ENDPOINT: rx.url, OTEL_EXPORTER_OTLP_HEADERS: `x-collector-key=${COLLECTOR_KEY}` }, log);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stderr).not.toContain("telemetry");
+    // Each export carries the headers OTEL_EXPORTER_OTLP_HEADERS sets (a vendor's key), and prints them nowhere.
+    expect(rx.requests.length).toBeGreaterThan(0);
+    expect(rx.requests.every((q) => q.headers["x-collector-key"] === COLLECTOR_KEY)).toBe(true);
+    expect(r.stdout + r.stderr).not.toContain(COLLECTOR_KEY);
     expect(loaded(log).some((m) => /@opentelemetry\/sdk-trace/.test(m))).toBe(true);
     const report = JSON.parse(r.stdout.trim().split("\n").pop()!) as { runId: number; status: string; durationMs: number };
     runId = report.runId;

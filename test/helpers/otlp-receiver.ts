@@ -63,8 +63,8 @@ export interface OtlpReceiver {
   readonly url: string;
   readonly spans: ReceivedSpan[];
   readonly metrics: ReceivedMetric[];
-  /** Every request as it came: path, content type and the body's bytes (unzipped). */
-  readonly requests: { readonly path: string; readonly contentType: string; readonly body: Buffer }[];
+  /** Every request as it came: path, content type, headers and the body's bytes (unzipped). */
+  readonly requests: { readonly path: string; readonly contentType: string; readonly headers: IncomingMessage["headers"]; readonly body: Buffer }[];
   close(): Promise<void>;
 }
 
@@ -162,7 +162,7 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
         return;
       }
       const body = req.headers["content-encoding"] === "gzip" ? gunzipSync(raw) : raw;
-      requests.push({ path, contentType, body });
+      requests.push({ path, contentType, headers: req.headers, body });
       const decoded = decode(path, contentType, body);
       if (path === "/v1/traces") spans.push(...spansOf(decoded, contentType.includes("json")));
       else metrics.push(...metricsOf(decoded));
