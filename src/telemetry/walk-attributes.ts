@@ -7,7 +7,11 @@ import type { Attributes } from "@opentelemetry/api";
 import { isLookup, type Scope } from "../store/scopes.js";
 import { Attr } from "./spans.js";
 
-/** @example walkAttributes(scopeOf("members", { groupId: "G1" })) // { resource: "members", lookup: false, group: "G1" } */
+/**
+ * @example
+ * walkAttributes(scopeOf("members", { groupId: "G1" }))
+ * // { "benefits_sync.resource": "members", "benefits_sync.walk.lookup": false, "benefits_sync.group.id": "G1" }
+ */
 export function walkAttributes(scope: Scope): Attributes {
   const group = scope.filters.groupId;
   return { [Attr.resource]: scope.resource, [Attr.lookup]: isLookup(scope), ...(group !== undefined ? { [Attr.groupId]: group } : {}) };
