@@ -41,3 +41,31 @@ export const paths = {
   patchMember: (memberId: string) => `/v2/members/${segment(memberId, "memberId")}`,
   medicalClaims: () => "/v1/claims/medical",
 } as const;
+
+/** The placeholder a template shows for every path parameter. */
+const PARAM = "{id}";
+
+/**
+ * Every endpoint's path with its parameters as `{id}`, from the builders above (one table of the
+ * endpoints): what a span names a request by (`url.template`), since a path may hold a person's id.
+ */
+export const ROUTE_TEMPLATES: readonly string[] = Object.values(paths).map((build) => {
+  const marker = "routeparam";
+  const path = (build as (...ids: string[]) => string)(...new Array<string>(build.length).fill(marker));
+  return path.split(marker).join(PARAM);
+});
+
+const ROUTE_PATTERNS = ROUTE_TEMPLATES.map((t) => [new RegExp(`^${t.split(PARAM).map((s) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")).join("[^/]+")}$`), t] as const);
+
+/**
+ * The template of a request's path (its query dropped), or undefined for a path that is no
+ * endpoint of the table (`getJson`'s): never the path itself.
+ *
+ * @example
+ * routeOf("/v1/members/M0001?x=1") // "/v1/members/{id}"
+ * routeOf("/v2/members")           // "/v2/members"
+ */
+export function routeOf(path: string): string | undefined {
+  const bare = path.split(/[?#]/, 1)[0] ?? "";
+  return ROUTE_PATTERNS.find(([re]) => re.test(bare))?.[1];
+}

@@ -10,6 +10,8 @@ import { parseJson } from "./shape.js";
 import type { Sleep } from "./sleep.js";
 import { toTransportError } from "./transport-errors.js";
 import { hostAndPort } from "../url-display.js";
+import { attemptSpan, serverAttributes } from "../telemetry/http-span.js";
+import { routeOf } from "./endpoints.js";
 
 export type HttpMethod = "GET" | "POST" | "PATCH";
 export type Query = Record<string, string | undefined>;
@@ -88,6 +90,7 @@ export function createTransport(opts: TransportOptions): Transport {
   const waitForSlot = createRateLimiter(opts.requestsPerSecond, opts.sleep);
   const stats: TransportStats = { requests: 0, retries: 0 };
   const where = hostAndPort(opts.baseUrl);
+  const server = serverAttributes(opts.baseUrl);
   const headers = {
     authorization: `Bearer ${opts.apiKey}`,
     accept: "application/json",
@@ -97,6 +100,11 @@ export function createTransport(opts: TransportOptions): Transport {
   async function attempt(req: SendRequest, pathWithQuery: string, attemptNo: number): Promise<Outcome> {
     await waitForSlot(req.signal);
     stats.requests++;
+    // A span per attempt, as the semantic conventions ask of retries; it opens once the rate limit let it go.
+    return attemptSpan({ method: req.method, route: routeOf(req.path), server, attempt: attemptNo }, () => sendOnce(req, pathWithQuery, attemptNo));
+  }
+
+  async function sendOnce(req: SendRequest, pathWithQuery: string, attemptNo: number): Promise<Outcome> {
     const started = performance.now();
     const res = await request(`${opts.baseUrl}${pathWithQuery}`, {
       method: req.method,

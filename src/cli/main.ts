@@ -19,6 +19,7 @@ import type { CliIo, CommandContext } from "./context.js";
 import { ExitCode } from "./exit-codes.js";
 import { buildProgram, type Selection } from "./program.js";
 import { shownOutput } from "./shown-output.js";
+import { packageVersion } from "./version.js";
 
 /**
  * Run the CLI with `argv` (without `node` and the script) and return the exit status.
@@ -51,6 +52,9 @@ function usageExit(err: CommanderError, io: CliIo): number {
 /** The commands that deliver to the configured sinks: only they need the sinks' settings to hold. */
 const DELIVERING = new Set(["sync", "run", "schedule", "config check"]);
 
+/** The commands that send traces and metrics when an OTLP endpoint is set (docs/metrics.md). */
+const TRACED = new Set(["sync", "run", "schedule", "webhooks serve", "webhooks apply"]);
+
 async function runCommand(selection: Selection, io: CliIo): Promise<number> {
   const env = io.env ?? process.env;
   const cwd = io.cwd ?? process.cwd();
@@ -74,6 +78,10 @@ async function runCommand(selection: Selection, io: CliIo): Promise<number> {
       return config;
     },
   };
+  // Off, and nothing of the SDK loaded, unless OTEL_EXPORTER_OTLP_* sets an endpoint.
+  const telemetry = TRACED.has(selection.spec.name)
+    ? await (await import("../telemetry/start.js")).startTelemetry(env, { version: packageVersion(), warn: (line) => void ctx.stderr.write(`${line}\n`) })
+    : undefined;
   try {
     const mod = await selection.spec.load();
     return await mod.run(ctx);
@@ -86,6 +94,9 @@ async function runCommand(selection: Selection, io: CliIo): Promise<number> {
     const text = err instanceof BenefitsSyncError ? `${err.message} [${err.code}]` : redact(err instanceof Error ? err.message : String(err));
     ctx.stderr.write(`benefits-sync ${selection.spec.name}: ${text}\n`);
     return ExitCode.RUN_FAILED;
+  } finally {
+    // The command's last spans and metrics, within the export deadline: a short-lived sync would lose them otherwise.
+    await telemetry?.shutdown();
   }
 }
 

@@ -8,12 +8,9 @@ import type { Database } from "better-sqlite3";
 import { Counter, Gauge, Histogram, Registry } from "prom-client";
 import type { Job } from "./job.js";
 import { jobGauges } from "./job-metrics.js";
-import type { FireOutcome } from "./scheduler.js";
+import { JobRunDuration, JobRuns, promOf, type RunOutcome } from "../metrics/families.js";
 
-/** Buckets of a job's run, in seconds: a webhook drain takes a second, a first sync of a million members minutes. */
-const RunBuckets = [1, 5, 15, 30, 60, 120, 300, 600, 1200, 1800, 3600, 7200];
-
-export function schedulerRegistry(db: Database, jobs: readonly Job[]): { registry: Registry; onOutcome: (job: string, outcome: FireOutcome, seconds: number) => void } {
+export function schedulerRegistry(db: Database, jobs: readonly Job[]): { registry: Registry; onOutcome: (job: string, outcome: RunOutcome, seconds: number) => void } {
   const registry = new Registry();
   for (const family of jobGauges(db, jobs)) {
     new Gauge({
@@ -29,19 +26,8 @@ export function schedulerRegistry(db: Database, jobs: readonly Job[]): { registr
       },
     });
   }
-  const runs = new Counter({
-    name: "benefits_sync_job_runs_total",
-    help: "Fires of each job since the scheduler started, by how they ended (succeeded, failed, interrupted, busy: skipped while another run held the snapshot).",
-    labelNames: ["job", "outcome"],
-    registers: [registry],
-  });
-  const durations = new Histogram({
-    name: "benefits_sync_job_run_duration_seconds",
-    help: "How long each run of a job took, since the scheduler started.",
-    labelNames: ["job"],
-    buckets: RunBuckets,
-    registers: [registry],
-  });
+  const runs = new Counter({ ...promOf(JobRuns), registers: [registry] });
+  const durations = new Histogram({ ...promOf(JobRunDuration), registers: [registry] });
   return {
     registry,
     onOutcome: (job, outcome, seconds) => {

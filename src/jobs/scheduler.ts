@@ -27,6 +27,8 @@ import { movedText, nextFireAfter } from "./fire-times.js";
 import { claimFire, endFire, type FireReason } from "./fires.js";
 import type { Job } from "./job.js";
 import type { JobReport } from "./run-job.js";
+import { runOutcome } from "./run-outcome.js";
+import type { RunOutcome } from "../metrics/families.js";
 import { notifyJob, notifyThrownText, postNotify } from "./notify.js";
 import { markSchedulerSeen, schedulerLastSeen } from "./scheduler-record.js";
 import { ping as realPing, textfileMetrics, writeTextfile, type JobLog, type LogEvent, type PingKind } from "./telemetry.js";
@@ -51,13 +53,13 @@ export interface SchedulerOptions {
   /** How often the scheduler's record (scheduler-record.ts) is renewed while it runs; default a minute. */
   readonly recordEveryMs?: number;
   /** Told each run's end: its job, how it ended and its seconds (the `/metrics` histogram, scheduler-metrics.ts). */
-  readonly onOutcome?: (job: string, outcome: FireOutcome, seconds: number) => void;
+  readonly onOutcome?: (job: string, outcome: RunOutcome, seconds: number) => void;
   /** After a sync job succeeded: the history retention (retention.ts), its log line. */
   readonly retain?: () => LogEvent;
 }
 
 /** How a fire ended: the run's status, or why it did not run. */
-export type FireOutcome = "succeeded" | "failed" | "interrupted" | "taken" | "overlap" | "busy" | "stopped";
+export type FireOutcome = RunOutcome | "taken" | "overlap" | "stopped";
 
 export class Scheduler {
   private readonly timers: Promise<void>[] = [];
@@ -180,10 +182,7 @@ export class Scheduler {
         break;
       }
     }
-    const interrupted = report.error?.code === "INTERRUPTED";
-    const deliveryFailed = report.deliveries?.some((d) => d.outcome.status === "failed") ?? false;
-    const outcome: FireOutcome =
-      report.status === "busy" ? "busy" : interrupted ? "interrupted" : report.status === "succeeded" && !deliveryFailed ? "succeeded" : "failed";
+    const outcome = runOutcome(report);
     // `run_id` names a sync run; a report's id is in its own table (report-runs.ts).
     const runId = "reconcile" in report ? null : report.runId;
     endFire(this.o.db, job.name, at, outcome === "busy" ? `skipped: another run held the snapshot for ${Math.round(waitedMs() / 1000)} s` : outcome, runId, this.now());

@@ -5,7 +5,7 @@ import { clientOptionsFromConfig } from "../config/client-options.js";
 import { resolveService, type ServiceTarget } from "../config/resolve-service.js";
 import type { Config, EnvironmentName } from "../config/schema.js";
 import type { PiiMode } from "../store/pii.js";
-import type { WalkedResource } from "../store/resources.js";
+import { WalkedResources, type WalkedResource } from "../store/resources.js";
 import { rollingWindow, type ClaimsWindow } from "../extract/scopes.js";
 import type { DeltaFolder, FileFormatName } from "../sinks/files/folder-sink.js";
 import type { LayoutName } from "../sinks/files/table-layout.js";
@@ -21,6 +21,8 @@ import { SnapshotBusyError } from "../errors.js";
 import { asSnapshotBusy, refuseIfTaken } from "../store/snapshot-busy.js";
 import { claimsWindowNotices } from "./claims-notices.js";
 import { sandboxToday } from "./sandbox-today.js";
+import type { Span } from "@opentelemetry/api";
+import { Attr, inSpan, markFailed, SpanNames } from "../telemetry/spans.js";
 
 export interface SyncJobOptions {
   readonly config: Config;
@@ -71,7 +73,28 @@ function overrideIdentity(s: NonNullable<SyncJobOptions["service"]>): ServiceIde
  * ConfigError, and nothing changed, when it copies another), opens the snapshot, runs
  * {@link sync}, and closes everything. Never throws for a failed walk: the report says so.
  */
-export async function runSyncJob(opts: SyncJobOptions): Promise<RunReport & { delivery?: CsvDelivery; deltas?: DeltaFolder; deliveries?: OutputDelivery[] }> {
+export function runSyncJob(opts: SyncJobOptions): Promise<RunReport & { delivery?: CsvDelivery; deltas?: DeltaFolder; deliveries?: OutputDelivery[] }> {
+  const job = opts.job ?? "sync";
+  const resources = opts.resources ?? WalkedResources;
+  return inSpan(SpanNames.run, { [Attr.job]: job, [Attr.resources]: [...resources], [Attr.dryRun]: opts.dryRun ?? false }, async (span) => {
+    const report = await runUntraced(opts);
+    tellSpan(span, report);
+    return report;
+  });
+}
+
+/** What {@link runSyncJob} reports: the run's, and each output's delivery. */
+type SyncJobReport = RunReport & { delivery?: CsvDelivery; deltas?: DeltaFolder; deliveries?: OutputDelivery[] };
+
+/** The run span's end: the run's id and status, and a failure by its code (never its message). */
+function tellSpan(span: Span, report: SyncJobReport): void {
+  if (report.runId !== null) span.setAttribute(Attr.runId, report.runId);
+  span.setAttribute(Attr.runStatus, report.status);
+  if (report.resumedFrom !== undefined) span.setAttribute(Attr.resumedFrom, report.resumedFrom);
+  if (report.status === "failed") markFailed(span, report.error?.code ?? "FAILED");
+}
+
+async function runUntraced(opts: SyncJobOptions): Promise<SyncJobReport> {
   const { config } = opts;
   // Both checks come before anything starts: a refused run leaves the snapshot as it was.
   const target: ServiceTarget | { readonly kind: "given"; readonly given: NonNullable<SyncJobOptions["service"]> } = opts.service

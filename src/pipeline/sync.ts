@@ -2,7 +2,7 @@ import pLimit from "p-limit";
 import { notStarted, type RunReport, type SyncProgress } from "./run-report.js";
 import type { BenefitsSyncError } from "../errors.js";
 import type { ResourceCounts } from "../store/counts.js";
-import { WalkedResources, type StoredResource, type WalkedResource } from "../store/resources.js";
+import { isWalkedOrChild, orderResources, WalkedResources, type StoredResource, type WalkedResource } from "../store/resources.js";
 import { scopeOf, type Scope } from "../store/scopes.js";
 import { SnapshotStore, defaultDeletePolicy, type DeletePolicy, type ScopeState } from "../store/snapshot.js";
 import { inProcessPort, itemsOf, type PageInput, type RunStart, type SnapshotPort } from "../store/snapshot-port.js";
@@ -13,6 +13,8 @@ import { fanOutScopes, groupNumbers, type ClaimsWindow } from "../extract/scopes
 import { claimLookups, deleteConfirmations, type Keep, type Lookup } from "./delete-lookups.js";
 import { KnownPages } from "./known-pages.js";
 import { encodePage, pageInputs, type KnownPageMap } from "./page-inputs.js";
+import { Attr, inSpan, setActiveAttributes, SpanNames } from "../telemetry/spans.js";
+import { walkAttributes } from "../telemetry/walk-attributes.js";
 
 export type { NotStartedReport, RunReport, StartedRunReport, SyncProgress } from "./run-report.js";
 
@@ -241,17 +243,17 @@ class Walk {
     return walked.fresh;
   }
 
+  /** {@link fetchScope} in a span of its own (its requests' parent), ended once the store has every page. */
+  private walkScope(scope: Scope, known?: ScopeState, onItems?: (items: readonly unknown[]) => void, keep?: Keep): Promise<{ fresh: boolean; stored: Promise<void> }> {
+    return inSpan(SpanNames.walk, walkAttributes(scope), () => this.fetchScope(scope, known, onItems, keep), { until: (w) => w.stored });
+  }
+
   /**
    * Fetch one scope's pages from its checkpoint, handing each to the store. Resolves when the last
    * page is fetched: `stored` settles when the store has applied them all (or one failed). A fetch
    * failure is thrown once the pages before it are applied.
    */
-  private async walkScope(
-    scope: Scope,
-    known?: ScopeState,
-    onItems?: (items: readonly unknown[]) => void,
-    keep?: Keep,
-  ): Promise<{ fresh: boolean; stored: Promise<void> }> {
+  private async fetchScope(scope: Scope, known?: ScopeState, onItems?: (items: readonly unknown[]) => void, keep?: Keep): Promise<{ fresh: boolean; stored: Promise<void> }> {
     const { port, opts } = this;
     const state = known ?? (await port.beginScope(scope));
     const fresh = !state.complete && state.cursor === undefined;
@@ -296,6 +298,7 @@ class Walk {
       await settle(); // a store failure, if any, is the cause to report
       throw e;
     }
+    setActiveAttributes({ [Attr.pages]: pages, [Attr.records]: records });
     const stored = settle();
     // Awaited by the caller after the other walks; until then a failure must not count as unhandled.
     stored.catch(() => undefined);
@@ -333,16 +336,6 @@ class Walk {
   }
 }
 
-
-function orderResources(rs: readonly WalkedResource[]): WalkedResource[] {
-  return WalkedResources.filter((r) => rs.includes(r));
-}
-
-function isWalkedOrChild(r: StoredResource, walked: readonly WalkedResource[]): boolean {
-  if (r === "plans") return walked.includes("groups");
-  if (r === "coverages") return walked.includes("members");
-  return (walked as readonly string[]).includes(r);
-}
 
 function describe(e: unknown): { code: string; message: string } {
   if (e instanceof Error) return { code: (e as Partial<BenefitsSyncError>).code ?? e.name, message: e.message };

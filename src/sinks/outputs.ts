@@ -12,6 +12,7 @@ import type { LayoutName } from "./files/table-layout.js";
 import type { DeliveryOutcome } from "./ledger.js";
 import { deliverToSink, type Sink } from "./sink.js";
 import { isS3Url, parseS3Url, s3Output, s3Url, type S3Options } from "./s3/s3-target.js";
+import { Attr, inSpan, markFailed, SpanNames } from "../telemetry/spans.js";
 
 export type OutputSpec =
   | {
@@ -60,21 +61,34 @@ export function sinkSpec(value: string, named: Readonly<Record<string, OutputSpe
   ]);
 }
 
-/** Deliver to each output in turn; never throws (each outcome says how it went). */
+/** Deliver to each output in turn, each in a span of its own; never throws (each outcome says how it went). */
 export async function deliverAll(db: Database, specs: readonly OutputSpec[], forRun: number, now?: () => Date): Promise<OutputDelivery[]> {
   const out: OutputDelivery[] = [];
   for (const spec of specs) {
-    let sink: Sink<unknown>;
-    try {
-      sink = await sinkFor(spec);
-    } catch (e) {
-      const message = e instanceof ConfigError ? e.problems.join("; ") : e instanceof Error ? e.message : String(e);
-      out.push({ spec, target: targetOf(spec), outcome: { status: "failed", runs: [], error: { code: "CONFIG", message } } });
-      continue;
-    }
-    out.push({ spec, target: spec.kind === "postgres" ? sink.describe : targetOf(spec), outcome: await deliverToSink(db, sink, forRun, now, spec.fromRun) });
+    // Named by its kind, format and configured name: never its path or URL (a URL may hold a password).
+    const shown = { [Attr.outputKind]: spec.kind, [Attr.runId]: forRun, ...(spec.kind !== "postgres" ? { [Attr.outputFormat]: spec.format } : {}), ...(spec.name ? { [Attr.outputName]: spec.name } : {}) };
+    out.push(
+      await inSpan(SpanNames.deliver, shown, async (span) => {
+        const delivery = await deliverOne(db, spec, forRun, now);
+        const o = delivery.outcome;
+        span.setAttributes({ [Attr.outputStatus]: o.status, [Attr.outputRuns]: o.runs.length });
+        if (o.status === "failed") markFailed(span, o.error?.code ?? "DELIVERY");
+        return delivery;
+      }),
+    );
   }
   return out;
+}
+
+async function deliverOne(db: Database, spec: OutputSpec, forRun: number, now: (() => Date) | undefined): Promise<OutputDelivery> {
+  let sink: Sink<unknown>;
+  try {
+    sink = await sinkFor(spec);
+  } catch (e) {
+    const message = e instanceof ConfigError ? e.problems.join("; ") : e instanceof Error ? e.message : String(e);
+    return { spec, target: targetOf(spec), outcome: { status: "failed", runs: [], error: { code: "CONFIG", message } } };
+  }
+  return { spec, target: spec.kind === "postgres" ? sink.describe : targetOf(spec), outcome: await deliverToSink(db, sink, forRun, now, spec.fromRun) };
 }
 
 /** Where an output goes, for people, before its sink is made. */

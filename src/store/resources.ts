@@ -6,6 +6,18 @@ export type StoredResource = (typeof StoredResources)[number];
 export const WalkedResources = ["designs", "groups", "members", "claims"] as const;
 export type WalkedResource = (typeof WalkedResources)[number];
 
+/** `rs` in the order a run walks them. */
+export function orderResources(rs: readonly WalkedResource[]): WalkedResource[] {
+  return WalkedResources.filter((r) => rs.includes(r));
+}
+
+/** Whether a run that walks `walked` answers for `r` (plans come with groups, coverages with members). */
+export function isWalkedOrChild(r: StoredResource, walked: readonly WalkedResource[]): boolean {
+  if (r === "plans") return walked.includes("groups");
+  if (r === "coverages") return walked.includes("members");
+  return (walked as readonly string[]).includes(r);
+}
+
 /** The children each walked resource carries inside its records. */
 export const ChildOf: Partial<Record<WalkedResource, { child: StoredResource; field: string; parentKey: string }>> = {
   groups: { child: "plans", field: "plans", parentKey: "groupPolicyId" },

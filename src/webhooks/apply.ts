@@ -25,6 +25,7 @@ import type { PageSource } from "../extract/page-source.js";
 import { retryDelay } from "../api/retry.js";
 import { redact } from "../errors.js";
 import type { DueMember, Inbox } from "./inbox.js";
+import { Attr, inSpan, markFailed, SpanNames } from "../telemetry/spans.js";
 
 /** The inbox as the worker uses it: on this thread, or on the inbox's own thread (each call a promise). */
 export type DrainInbox = { [K in "due" | "applied" | "failed" | "park" | "prune"]: (...args: Parameters<Inbox[K]>) => ReturnType<Inbox[K]> | Promise<ReturnType<Inbox[K]>> };
@@ -111,7 +112,14 @@ export async function drainInbox(opts: DrainOptions): Promise<DrainReport> {
     const due = (await opts.inbox.due(now().toISOString(), settings.batchSize + done.size)).filter((m) => !done.has(m.memberId)).slice(0, settings.batchSize);
     if (due.length === 0) break;
     for (const m of due) done.add(m.memberId);
-    const batch = await applyBatch(opts, port, settings, now, due);
+    // A span per batch (one run): the refetches are its children; no member's id is on any of them.
+    const batch = await inSpan(SpanNames.apply, { [Attr.members]: due.length }, async (span) => {
+      const b = await applyBatch(opts, port, settings, now, due);
+      span.setAttributes({ [Attr.applied]: b.applied, [Attr.retrying]: b.retrying, [Attr.parked]: b.parked, [Attr.runStatus]: b.busy ? "busy" : (b.run?.status ?? "failed") });
+      if (b.run) span.setAttribute(Attr.runId, b.run.runId);
+      if (b.error) markFailed(span, b.error.code);
+      return b;
+    });
     if (batch.run) total.runs.push(batch.run);
     total.applied += batch.applied;
     total.notFound += batch.notFound;

@@ -37,18 +37,47 @@ export function receiverTextfileFor(textfile: string): string {
   return textfile.replace(/(\.prom)?$/, "-webhooks.prom");
 }
 
-const counter = (name: string, help: string, samples: [string, number][]) =>
-  metric(name, help, "counter") + samples.map(([labels, v]) => `benefits_sync_${name}${labels ? `{${labels}}` : ""} ${v}\n`).join("");
+/** A counter of the receiver: its name without `benefits_sync_`, and its samples read from the counters. */
+export interface ReceiverCounterFamily {
+  readonly name: string;
+  readonly help: string;
+  /** The UCUM annotation OpenTelemetry is told. */
+  readonly unit: string;
+  readonly labelNames: readonly string[];
+  samples(c: ReceiverCounters): [Readonly<Record<string, string>>, number][];
+}
+
+/**
+ * The receiver's counters, once for the textfile, `GET /metrics` (receiver-metrics.ts) and
+ * OpenTelemetry (telemetry/otel-metrics.ts), all read from the same {@link ReceiverCounters}.
+ */
+export const RECEIVER_COUNTERS: readonly ReceiverCounterFamily[] = [
+  { name: "webhooks_received_total", help: "Deliveries to the webhook path since the receiver started.", unit: "{delivery}", labelNames: [], samples: (c) => [[{}, c.received]] },
+  { name: "webhooks_accepted_total", help: "New events stored durably (answered 2xx).", unit: "{event}", labelNames: [], samples: (c) => [[{}, c.accepted]] },
+  { name: "webhooks_duplicates_total", help: "Deliveries of an event id already stored (answered 2xx, stored once).", unit: "{delivery}", labelNames: [], samples: (c) => [[{}, c.duplicates]] },
+  { name: "webhooks_ignored_total", help: "New events of a type the receiver does not act on (stored, answered 2xx).", unit: "{event}", labelNames: [], samples: (c) => [[{}, c.ignored]] },
+  { name: "webhooks_rejected_total", help: "Deliveries refused, by reason.", unit: "{delivery}", labelNames: ["reason"], samples: (c) => REJECT_REASONS.map((r) => [{ reason: r }, c.rejected[r]]) },
+  {
+    name: "webhooks_secret_matched_total",
+    help: "Signatures verified, by the position of the secret that matched (0 = the first of BENEFITS_WEBHOOK_SECRET).",
+    unit: "{signature}",
+    labelNames: ["secret"],
+    samples: (c) => c.secretMatched.map((n, i) => [{ secret: String(i) }, n]),
+  },
+  { name: "webhooks_inbox_commits_total", help: "Inbox commits (each one fsync for a group of events).", unit: "{commit}", labelNames: [], samples: (c) => [[{}, c.commits]] },
+];
 
 /** The counters as Prometheus text. */
 export function receiverMetrics(c: ReceiverCounters): string {
-  return [
-    counter("webhooks_received_total", "Deliveries to the webhook path since the receiver started.", [["", c.received]]),
-    counter("webhooks_accepted_total", "New events stored durably (answered 2xx).", [["", c.accepted]]),
-    counter("webhooks_duplicates_total", "Deliveries of an event id already stored (answered 2xx, stored once).", [["", c.duplicates]]),
-    counter("webhooks_ignored_total", "New events of a type the receiver does not act on (stored, answered 2xx).", [["", c.ignored]]),
-    counter("webhooks_rejected_total", "Deliveries refused, by reason.", REJECT_REASONS.map((r) => [`reason="${r}"`, c.rejected[r]])),
-    counter("webhooks_secret_matched_total", "Signatures verified, by the position of the secret that matched (0 = the first of BENEFITS_WEBHOOK_SECRET).", c.secretMatched.map((n, i) => [`secret="${label(String(i))}"`, n])),
-    counter("webhooks_inbox_commits_total", "Inbox commits (each one fsync for a group of events).", [["", c.commits]]),
-  ].join("");
+  return RECEIVER_COUNTERS.map(
+    (f) =>
+      metric(f.name, f.help, "counter") +
+      f
+        .samples(c)
+        .map(([labels, v]) => {
+          const shown = Object.entries(labels).map(([k, x]) => `${k}="${label(x)}"`).join(",");
+          return `benefits_sync_${f.name}${shown ? `{${shown}}` : ""} ${v}\n`;
+        })
+        .join(""),
+  ).join("");
 }

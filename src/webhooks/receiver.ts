@@ -18,6 +18,8 @@ import { openInboxWriter, type InboxWriter, type ThreadInbox } from "./inbox-wri
 import { portalAuthFrom, type PortalAuth } from "./portal-auth.js";
 import { createReceiver, type Receiver } from "./server.js";
 import { checkSecrets, SignatureVerifier } from "./verify.js";
+import type { ReceiverTimings } from "./receiver-metrics.js";
+import { receiverInstruments, recordApplyLag } from "../telemetry/otel-metrics.js";
 
 export interface StartReceiverOptions {
   readonly env: Readonly<Record<string, string | undefined>>;
@@ -45,9 +47,10 @@ export interface RunningReceiver {
   readonly inboxPath: string;
   readonly secrets: number;
   readonly auth: PortalAuth | null;
-  /** With `metrics`: the registry to serve (startMetricsEndpoint), and what the worker tells it of each member applied. */
+  /** With `metrics`: the registry to serve (startMetricsEndpoint). */
   readonly registry?: Registry | undefined;
-  readonly applyLag?: ((seconds: number) => void) | undefined;
+  /** What the worker beside the receiver tells of each member applied (`/metrics` and OpenTelemetry). */
+  readonly applyLag: (seconds: number) => void;
   /** Stop accepting, finish the requests in hand, close the inbox. */
   stop(): Promise<void>;
 }
@@ -131,6 +134,9 @@ export async function startReceiver(config: Config, opts: StartReceiverOptions):
   const inbox = Inbox.open(inboxPath);
   const counters = new ReceiverCounters(secrets.length);
   const metrics = opts.metrics ? (await import("./receiver-metrics.js")).receiverRegistry(counters) : undefined;
+  // The same counters and timings through OpenTelemetry: the API's no-op unless the CLI started the SDK.
+  const otel = receiverInstruments(counters);
+  const applyLag = (seconds: number) => (metrics?.applyLag(seconds), recordApplyLag(seconds));
   let writer: InboxWriter | undefined;
   try {
     writer = await openInboxWriter(inboxPath);
@@ -145,7 +151,7 @@ export async function startReceiver(config: Config, opts: StartReceiverOptions):
       tls,
       windowMs: opts.windowMs,
       onStorageError: opts.onStorageError,
-      timings: metrics?.timings,
+      timings: metrics ? bothTimings(metrics.timings, otel.timings) : otel.timings,
     });
     const host = opts.host ?? w.host;
     const address = await receiver.listen(opts.port ?? w.port, host);
@@ -161,7 +167,7 @@ export async function startReceiver(config: Config, opts: StartReceiverOptions):
       secrets: secrets.length,
       auth,
       registry: metrics?.registry,
-      applyLag: metrics?.applyLag,
+      applyLag,
       stop: async () => {
         await receiver.stop();
         await commitOn.close();
@@ -177,4 +183,12 @@ export async function startReceiver(config: Config, opts: StartReceiverOptions):
     }
     throw e;
   }
+}
+
+/** Timings told to both `GET /metrics` and OpenTelemetry. */
+function bothTimings(a: ReceiverTimings, b: ReceiverTimings): ReceiverTimings {
+  return {
+    request: (endpoint, status, seconds) => (a.request(endpoint, status, seconds), b.request(endpoint, status, seconds)),
+    accept: (seconds) => (a.accept(seconds), b.accept(seconds)),
+  };
 }

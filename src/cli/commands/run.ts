@@ -35,6 +35,7 @@ export async function run(ctx: CommandContext): Promise<number> {
       onNotice: notices.notice,
     });
     progress?.finish();
+    (await import("../../jobs/run-outcome.js")).recordRunEnd(job.name, report);
     notices.settle(report);
     if ("reconcile" in report) printReconcileJob(ctx, job.name, report);
     else printRunReport(ctx, report);

@@ -14,6 +14,7 @@ export async function run(ctx: CommandContext): Promise<number> {
   const { runJob } = await import("../../jobs/run-job.js");
   const { Scheduler } = await import("../../jobs/scheduler.js");
   const { jsonLines } = await import("../../jobs/telemetry.js");
+  const { recordJobRun } = await import("../../telemetry/otel-metrics.js");
   const notifyUrl = (await import("../../jobs/notify.js")).notifyUrl(config.notify, ctx.env);
   // Creates the snapshot (with its schema) when missing: fires are claimed in it.
   const db = openDatabase(config.db);
@@ -31,7 +32,11 @@ export async function run(ctx: CommandContext): Promise<number> {
     runMissed: ctx.options.runMissed === true,
     ...(config.schedule.textfile ? { textfile: config.schedule.textfile } : {}),
     ...(notifyUrl ? { notifyUrl } : {}),
-    ...(metrics ? { onOutcome: metrics.onOutcome } : {}),
+    // Each run's end to `GET /metrics` (when served) and to OpenTelemetry (a no-op unless started).
+    onOutcome: (job, outcome, seconds) => {
+      metrics?.onOutcome(job, outcome, seconds);
+      recordJobRun(job, outcome, seconds);
+    },
     ...(retention ? { retain: () => retention.retain(db, config.schedule.retention!, retention.holders) } : {}),
     run: (job, signal) => runJob(job, { config, env: ctx.env, cwd: ctx.cwd, signal, onNotice: (message) => log({ event: "job.notice", job: job.name, message }) }),
   });

@@ -78,6 +78,7 @@ export async function run(ctx: CommandContext): Promise<number> {
       signal: signals.signal,
     });
     progress?.finish();
+    (await import("../../jobs/run-outcome.js")).recordRunEnd("sync", report);
     notices.settle(report);
     printRunReport(ctx, report);
     await notifyRunEnd(ctx, config, "sync", report);

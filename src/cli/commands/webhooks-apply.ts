@@ -14,13 +14,14 @@ const POLL_MS = 1000;
 export async function run(ctx: CommandContext): Promise<number> {
   const config = ctx.config();
   const { applyWebhooksOnce } = await import("../../webhooks/apply-job.js");
+  const { recordApplyLag } = await import("../../telemetry/otel-metrics.js");
   const signals = watchSignals();
   const say = (line: string) => {
     if (!ctx.globals.quiet && !ctx.globals.json) ctx.stdout.write(`${line}\n`);
   };
   try {
     for (;;) {
-      const r = await applyWebhooksOnce(config, { signal: signals.signal });
+      const r = await applyWebhooksOnce(config, { signal: signals.signal, onApplied: recordApplyLag });
       if (ctx.options.once === true && ctx.globals.json) ctx.stdout.write(`${JSON.stringify(r)}\n`);
       if (r.runs.length > 0 || r.parked > 0) {
         say(

@@ -63,7 +63,7 @@ export async function run(ctx: CommandContext): Promise<number> {
   const worker = new AbortController();
   const { applyWebhooksOnce } = await import("../../webhooks/apply-job.js");
   const { applyLoop } = await import("../../webhooks/apply-loop.js");
-  const applying = applyLoop({ drain: (signal) => applyWebhooksOnce(config, { signal, inbox: r.threadInbox, ...(r.applyLag ? { onApplied: r.applyLag } : {}) }), signal: worker.signal, log });
+  const applying = applyLoop({ drain: (signal) => applyWebhooksOnce(config, { signal, inbox: r.threadInbox, onApplied: r.applyLag }), signal: worker.signal, log });
   const sig = await stopped;
   worker.abort();
   await applying;
