@@ -123,7 +123,15 @@ export function prune(db: Database, bound: PruneBound, opts: PruneOptions = {}):
   const full = opts.vacuum === "full" && note === undefined;
   if (full) {
     progress("rewriting the file (VACUUM)", 0, 1);
-    db.exec("VACUUM");
+    // VACUUM's memory follows the page cache (100,000 members: 206 MB at the store's 32 MB cache,
+    // 57 MB at 2 MB, and no slower: 2.7 s against 2.6 s).
+    const cache = db.pragma("cache_size", { simple: true }) as number;
+    db.pragma("cache_size = -2048");
+    try {
+      db.exec("VACUUM");
+    } finally {
+      db.pragma(`cache_size = ${cache}`);
+    }
     checkpoint(db);
   }
   const bytesFree = vacuum(db, opts.vacuumPages ?? 16_384, progress);
