@@ -44,6 +44,12 @@ export const ViolationKinds = [
   // outside.ts: another program reading the snapshot and the inbox while this process holds them.
   "outside-read",
   "outside-integrity",
+  // prunes.ts: a prune of the history among the schedule's steps.
+  "prune-lost-kept",
+  "prune-held-changed",
+  "prune-undelivered",
+  "prune-left-history",
+  "prune-integrity",
 ] as const;
 export type ViolationKind = (typeof ViolationKinds)[number];
 
@@ -262,7 +268,9 @@ export function checkDeliveries(db: Database, log: DeliveryLog): Violation[] {
   }
   const twice = [...delivered].filter(([k, n]) => n > (recordedCount.get(k) ?? 0) && recordedCount.has(k)).map(([k, n]) => `${k} x${n}`);
   if (twice.length) v.push({ kind: "delivered-twice", message: summarise(`${twice.length} change(s) delivered more than once`, twice) });
-  const phantom = [...delivered.keys()].filter((k) => !recordedCount.has(k));
+  // A pruned run's changes are gone from the snapshot (prunes.ts checked they had all arrived).
+  const pruned = new Set(db.prepare("SELECT run_id FROM _pruned_runs").pluck().all() as number[]);
+  const phantom = [...delivered.keys()].filter((k) => !recordedCount.has(k) && !pruned.has(Number(k.split(" ")[0])));
   if (phantom.length) v.push({ kind: "delivery", message: summarise(`${phantom.length} delivered change(s) the snapshot does not record (reverted after delivery?)`, phantom) });
   const noData = log.rows.filter((r) => r.data === null).map(key);
   if (noData.length) v.push({ kind: "delivery", message: summarise(`${noData.length} delivered change(s) without the record's version`, noData) });
@@ -340,12 +348,14 @@ export function checkRunLog(db: Database, runs: readonly RunRecord[]): Violation
     });
   }
   const resumedFrom = db.prepare("SELECT resumed_from FROM runs WHERE run_id = ?").pluck();
+  const status = db.prepare("SELECT status FROM runs WHERE run_id = ?").pluck();
   // The next sync: a webhook worker's run in between resumes nothing (it walks nothing).
   const nextRun = db.prepare(`SELECT MIN(run_id) FROM runs WHERE run_id > ? AND job <> '${WEBHOOK_JOB}'`).pluck();
   for (const r of runs) {
     if (!r.crashed || r.runId === null) continue;
     const next = nextRun.get(r.runId) as number | null;
-    if (next === null) continue;
+    // A pruned run's line keeps no resumed_from: its chain was kept whole or pruned whole.
+    if (next === null || status.get(next) === "pruned") continue;
     const from = resumedFrom.get(next) as number | null;
     if (from !== r.runId) v.push({ kind: "crash-not-resumed", message: `run ${r.runId} crashed; the next run ${next} ${from === null ? "started afresh" : `resumed run ${from}`} instead of resuming it` });
   }

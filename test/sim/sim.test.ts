@@ -61,6 +61,10 @@ const EXERCISED_BY_200: readonly string[] = [
   "outside reads",
   "outside reads after a reopen in this process",
   "outside writes to the inbox",
+  // Prunes among the steps (prunes.ts, 2026-11-28): the 40 finish 70, stop 3 and hold back 5.
+  "prunes finished",
+  "prunes held",
+  "prunes stopped",
   "requests",
   "runs failed",
   "runs resumed",

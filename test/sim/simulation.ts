@@ -31,6 +31,7 @@ import { Rng } from "./rng.js";
 import { QUIET, type RunSpec, type Schedule } from "./schedule.js";
 import type { SimServer } from "./server.js";
 import { drawOutside, OutsideReaders } from "./outside.js";
+import { drawPrune, runPrune } from "./prunes.js";
 import { drawWebhooks, WebhookWorld } from "./webhooks.js";
 import { SIM_PII_KEY, World } from "./world.js";
 import { EVENT_DEADLINE_MS } from "../helpers/wait.js";
@@ -222,6 +223,9 @@ export async function runSchedule(s: Schedule, server: SimServer): Promise<Sched
       if (wh.chance(0.6)) await wh.drain(`after run #${index}`, { duringWalk: false, level: whLevel() });
     }
     if (!opts.final) await visit(`after run #${index}`);
+    // Sometimes a prune of the history (prunes.ts), on the connection the runs left idle.
+    const pruneStep = opts.final ? undefined : drawPrune(s.seed, index, DAY_MS, world.clock.now());
+    if (pruneStep) violations.push(...runPrune(world.db, pruneStep, outputs, world.clock.now(), trace, bump));
     return rec;
   };
 
