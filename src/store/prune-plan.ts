@@ -54,6 +54,8 @@ export interface PrunePlan {
   readonly runs: readonly number[];
   /** Closed versions to remove, per resource (those that ended before the first run kept). */
   readonly versions: Readonly<Record<StoredResource, number>>;
+  /** Closed versions that ended before this run go (the first run kept, or the history's start if later: a prune stopped before its versions); 0: none. */
+  readonly closedBelow: number;
   readonly holds: readonly PruneHold[];
 }
 
@@ -72,6 +74,10 @@ function checkForget(db: Database, forget: readonly string[], configured: readon
   }
   if (problems.length) throw new UsageError(problems);
 }
+
+/** How many of `r`'s versions ended before run `run` (by the index on valid_to_run). */
+export const closedBefore = (db: Database, r: StoredResource, run: number): number =>
+  db.prepare(`SELECT count(*) FROM _${r}_v WHERE valid_to_run < ? AND ended_by IS NOT NULL`).pluck().get(run) as number;
 
 export const boundText = (b: PruneBound): string => ("keepRuns" in b ? `--keep-runs ${b.keepRuns}` : `--before ${b.before}`);
 
@@ -134,17 +140,15 @@ export function planPrune(
   }
   const runs = keep === undefined ? [] : (db.prepare("SELECT run_id FROM _runs WHERE run_id < ? ORDER BY run_id").pluck().all(keep) as number[]);
   // Closed versions below the history's start are removed too (a prune stopped before it got to them).
-  const below = Math.max(keep ?? 0, historyFromRun(db) ?? 0);
+  const closedBelow = Math.max(keep ?? 0, historyFromRun(db) ?? 0);
   const versions = { ...none };
-  if (opts.count && below > 0) {
-    for (const r of StoredResources) versions[r] = db.prepare(`SELECT count(*) FROM _${r}_v WHERE valid_to_run < ? AND ended_by IS NOT NULL`).pluck().get(below) as number;
-  }
+  if (opts.count && closedBelow > 0) for (const r of StoredResources) versions[r] = closedBefore(db, r, closedBelow);
   const forgotten = new Set(opts.forget ?? []);
   const holds =
     keep === undefined || runs.length === 0
       ? []
       : [...outputHolds(db, keep, opts.outputs ?? []).filter((h) => h.id === undefined || !forgotten.has(h.id)), ...jobHolds(db, keep, opts.reconcileJobs ?? [], opts.now ?? new Date())];
-  return { bound, boundText: boundText(bound), ...(keep !== undefined ? { keepFrom: keep } : {}), moved, runs, versions, holds };
+  return { bound, boundText: boundText(bound), ...(keep !== undefined ? { keepFrom: keep } : {}), moved, runs, versions, closedBelow, holds };
 }
 
 /** Outputs that have not received a run before `keep`. */

@@ -21,7 +21,7 @@
 import type { Database } from "better-sqlite3";
 import { statfsSync } from "node:fs";
 import { dirname } from "node:path";
-import { planPrune, type KnownOutput, type PruneBound, type PrunePlan } from "./prune-plan.js";
+import { closedBefore, planPrune, type KnownOutput, type PruneBound, type PrunePlan } from "./prune-plan.js";
 import { StoredResources, type StoredResource } from "./resources.js";
 
 export interface PruneOptions {
@@ -68,7 +68,6 @@ export class PruneHeldError extends Error {
 }
 
 /** The file's size as SQLite sees it (its pages, those still in the WAL included). */
-const fileBytes = (db: Database): number => pageBytes(db);
 const pageBytes = (db: Database): number => (db.pragma("page_count", { simple: true }) as number) * (db.pragma("page_size", { simple: true }) as number);
 
 /** Prune to `bound`. Throws {@link PruneHeldError} (nothing changed) when something holds it back. */
@@ -77,7 +76,7 @@ export function prune(db: Database, bound: PruneBound, opts: PruneOptions = {}):
   const progress = opts.onProgress ?? (() => {});
   const planOpts = { outputs: opts.outputs ?? [], reconcileJobs: opts.reconcileJobs ?? [], now: now(), forget: opts.forget ?? [] };
   checkpoint(db);
-  const bytesBefore = fileBytes(db);
+  const bytesBefore = pageBytes(db);
   const removed = Object.fromEntries(StoredResources.map((r) => [r, 0])) as Record<StoredResource, number>;
   // 1. Under the write lock, planned again: what was seen before may have moved.
   const first = db
@@ -98,10 +97,10 @@ export function prune(db: Database, bound: PruneBound, opts: PruneOptions = {}):
     })
     .immediate();
   const { plan, pruneId } = first;
-  const below = Math.max(plan.keepFrom ?? 0, historyStart(db));
+  const below = plan.closedBelow;
   // 2. The closed versions no kept run sees, a batch at a time.
   const batch = opts.batch ?? 20_000;
-  const total = below === 0 ? 0 : StoredResources.reduce((n, r) => n + (db.prepare(`SELECT count(*) FROM _${r}_v WHERE valid_to_run < ? AND ended_by IS NOT NULL`).pluck().get(below) as number), 0);
+  const total = below === 0 ? 0 : StoredResources.reduce((n, r) => n + closedBefore(db, r, below), 0);
   let done = 0;
   for (const r of StoredResources) {
     if (below === 0) break;
@@ -135,7 +134,7 @@ export function prune(db: Database, bound: PruneBound, opts: PruneOptions = {}):
     checkpoint(db);
   }
   const bytesFree = vacuum(db, opts.vacuumPages ?? 16_384, progress);
-  const bytesAfter = fileBytes(db);
+  const bytesAfter = pageBytes(db);
   if (pruneId !== undefined) db.prepare("UPDATE _prunes SET bytes_reclaimed = ? WHERE prune_id = ?").run(Math.max(0, bytesBefore - bytesAfter), pruneId);
   return {
     plan,
@@ -148,11 +147,6 @@ export function prune(db: Database, bound: PruneBound, opts: PruneOptions = {}):
     vacuumed: full ? "full" : "incremental",
     ...(note ? { vacuumNote: note } : {}),
   };
-}
-
-/** The first run of the history as an earlier prune left it (0 when none). */
-function historyStart(db: Database): number {
-  return (db.prepare("SELECT max(history_from_run) FROM _prunes").pluck().get() as number | null) ?? 0;
 }
 
 /** The runs before `keep` leave their lines; their records go. */
@@ -173,7 +167,7 @@ function removeRuns(db: Database, keep: number, pruneId: number): void {
 /** Why a full VACUUM cannot run here (too little free disk), or undefined when it can. */
 function fullVacuumRefusal(db: Database): string | undefined {
   if (db.name === ":memory:") return undefined;
-  const size = fileBytes(db);
+  const size = pageBytes(db);
   const fs = statfsSync(dirname(db.name));
   const free = fs.bavail * fs.bsize;
   if (free >= 2 * size) return undefined;
