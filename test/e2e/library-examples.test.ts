@@ -27,7 +27,7 @@ const WAIT_MS = 50_000;
 let tmp: string;
 let project: string;
 /** The packed tarball's paths (`package/...`). */
-let packedFiles: string[] = [];
+let packedFiles: readonly string[] = [];
 let sb: Sandbox;
 let env: Record<string, string>;
 /** The members of run 1 (the sandbox before its first simulated day), with their SSNs. */
