@@ -150,6 +150,18 @@ function stagingProblems(ms: readonly Manifest[]): string[] {
   return p;
 }
 
+/** The README's Apply names the image by digest: the digest printed by the push, set as `image:` in every Deployment. */
+function digestProblems(readme: string, ms: readonly Manifest[]): string[] {
+  const p: string[] = [];
+  const apply = /## Apply\n([\s\S]*?)\n## /.exec(readme)?.[1] ?? "";
+  const repo = /docker push (\S+):\S+/.exec(apply)?.[1];
+  if (!repo) p.push("Apply pushes no image");
+  else if (!apply.includes(`docker inspect --format '{{index .RepoDigests 0}}' ${repo}:`)) p.push("Apply does not print the pushed image's digest");
+  if (!/`image:` in both Deployments to the pushed image \*\*by digest\*\*/.test(apply) || !apply.includes("@sha256:")) p.push("Apply does not say to set image: by digest");
+  if (deployments(ms).length !== 2) p.push("not two Deployments");
+  return p;
+}
+
 describe("deploy/kubernetes/ holds the deployment's rules", () => {
   it("every container runs as the image's non-root user", () => {
     expect(containers(manifests).length).toBe(2);
@@ -232,6 +244,17 @@ describe("deploy/kubernetes/ holds the deployment's rules", () => {
     delete podSpecs(unbounded)[0].volumes.find((v: Obj) => v.emptyDir).emptyDir.sizeLimit;
     podSpecs(unbounded)[1].containers[0].env.find((e: Obj) => e.name === "TMPDIR").value = "/var/tmp";
     expect(stagingProblems(unbounded)).toEqual(["schedule: the emptyDir tmp has no sizeLimit", "webhooks: S3 deliveries stage in /var/tmp, which is not on an emptyDir"]);
+  });
+});
+
+describe("the image by digest", () => {
+  it("deploy/kubernetes/README.md's Apply prints the pushed image's digest and says to set image: by it", () => {
+    const readme = readFileSync(join(root, "deploy", "kubernetes", "README.md"), "utf8");
+    expect(digestProblems(readme, manifests)).toEqual([]);
+    expect(digestProblems(readme.replace("**by digest**", "by tag").replace(/docker inspect [^\n]*\n/, ""), manifests)).toEqual([
+      "Apply does not print the pushed image's digest",
+      "Apply does not say to set image: by digest",
+    ]);
   });
 });
 
