@@ -3,7 +3,8 @@
  * review (what API Extractor's report does, made with the TypeScript compiler we already have).
  *
  * For each entry point in package.json `exports` (`benefits-sync`, `benefits-sync/testing`, ...):
- * the declarations the build would ship (emitted in memory from the sources), every exported
+ * the declarations the build ships (read from dist/, which `npm run api:update` and the tests'
+ * global setup build first; emitted in memory from the sources for a package not built), every exported
  * name with its declaration, comments dropped, printed by the compiler, sorted by name; then the
  * names those declarations use that no entry point exports (a user sees them in the types and
  * cannot import them).
@@ -43,25 +44,19 @@ export function entryPoints(root: string): Entry[] {
 
 const cmp = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 
-/** The report's text for the package at `root`. */
-export function apiReport(root: string): string {
+/**
+ * The report's text for the package at `root`. With `built`, the declarations are read from that
+ * folder, where the build just wrote them (`dist`: `npm run api:update` builds first, and the
+ * tests' global setup builds before any test), instead of emitted again in memory from the
+ * sources: the same compiler options, the same files, without type-checking the sources twice.
+ *
+ * @example apiReport(root, { built: join(root, "dist") })
+ */
+export function apiReport(root: string, opts: { readonly built?: string } = {}): string {
   const entries = entryPoints(root);
-  const virtual = join(root, ".api-report");
-  const dts = emitDeclarations(root, entries, virtual);
   const options = compilerOptions(root);
-  const host = libCachingHost(options);
-  const readFile = host.readFile.bind(host);
-  const fileExists = host.fileExists.bind(host);
-  const getSourceFile = host.getSourceFile.bind(host);
-  const directoryExists = host.directoryExists?.bind(host);
-  const dirs = new Set([...dts.keys()].flatMap((f) => ancestors(dirname(f), virtual)));
-  host.directoryExists = (d) => dirs.has(resolve(d)) || (directoryExists?.(d) ?? ts.sys.directoryExists(d));
-  host.fileExists = (f) => dts.has(resolve(f)) || fileExists(f);
-  host.readFile = (f) => dts.get(resolve(f)) ?? readFile(f);
-  host.getSourceFile = (f, lang, ...rest) => {
-    const text = dts.get(resolve(f));
-    return text !== undefined ? ts.createSourceFile(f, text, lang, true) : getSourceFile(f, lang, ...rest);
-  };
+  const virtual = opts.built ? resolve(opts.built) : join(root, ".api-report");
+  const host = opts.built ? libCachingHost(options) : inMemoryHost(options, emitDeclarations(root, entries, virtual), virtual);
   const inVirtual = (e: Entry) => join(virtual, relative(root, e.source)).replace(/\.ts$/, ".d.ts");
   const program = ts.createProgram(entries.map(inVirtual), { ...options, noEmit: true }, host);
   const checker = program.getTypeChecker();
@@ -108,6 +103,24 @@ export function apiReport(root: string): string {
     "",
   ];
   return `${[...head, ...sections].join("\n").trimEnd()}\n`;
+}
+
+/** A host that serves the declarations `dts` (by absolute path, under `virtual`) as files. */
+function inMemoryHost(options: ts.CompilerOptions, dts: ReadonlyMap<string, string>, virtual: string): ts.CompilerHost {
+  const host = libCachingHost(options);
+  const readFile = host.readFile.bind(host);
+  const fileExists = host.fileExists.bind(host);
+  const getSourceFile = host.getSourceFile.bind(host);
+  const directoryExists = host.directoryExists?.bind(host);
+  const dirs = new Set([...dts.keys()].flatMap((f) => ancestors(dirname(f), virtual)));
+  host.directoryExists = (d) => dirs.has(resolve(d)) || (directoryExists?.(d) ?? ts.sys.directoryExists(d));
+  host.fileExists = (f) => dts.has(resolve(f)) || fileExists(f);
+  host.readFile = (f) => dts.get(resolve(f)) ?? readFile(f);
+  host.getSourceFile = (f, lang, ...rest) => {
+    const text = dts.get(resolve(f));
+    return text !== undefined ? ts.createSourceFile(f, text, lang, true) : getSourceFile(f, lang, ...rest);
+  };
+  return host;
 }
 
 /** `dir` and its parents up to `top`. */
@@ -222,7 +235,8 @@ function firstDifference(a: string, b: string): number {
 // `node dist/tools/api-report.js [--check]`: write the report (or, with --check, say how it differs).
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   const root = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
-  const fresh = apiReport(root);
+  // `npm run api:update` builds first: the declarations are the ones in dist/.
+  const fresh = apiReport(root, { built: join(root, "dist") });
   const path = join(root, REPORT);
   if (process.argv.includes("--check")) {
     let committed: string | undefined;

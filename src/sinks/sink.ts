@@ -105,6 +105,10 @@ export async function writeDelivery<R>(db: Database, sink: Sink<R>, plan: Delive
  * each run on its own, {@link deliverEach}). With `fromRun`, the output starts there (see
  * output-start.ts). Never throws: a failure (of the sink, of the start, or of the ledger itself)
  * is in the outcome.
+ *
+ * @returns an object, not a status string: `status` ("delivered", "nothing" or "failed"), the
+ *   `runs` carried (or, failed, still pending), what `commit()` returned (`values`, one per run in
+ *   order, for a `perRun` sink, `value` its last; `value` for any other), and `error` when failed.
  */
 export async function deliverToSink<R>(db: Database, sink: Sink<R>, forRun: number, now?: () => Date, fromRun?: number): Promise<DeliveryOutcome<R>> {
   try {

@@ -4,7 +4,11 @@
  * jobs are scheduled by one `benefits-sync schedule` (one replica, Recreate; no CronJob beside it,
  * or each job would run twice), all pods share the one snapshot volume on one node, and the
  * receiver's probes ask the path and port it really serves: a real receiver is asked the probe's
- * path. Each rule is a function of the manifests, shown to bite on a copy that breaks it.
+ * path; a NetworkPolicy lets only Prometheus reach /metrics and only the ingress controller the
+ * receiver, and the pods out to DNS, the service, S3 and Postgres only; no pod is given a
+ * service-account token (none calls the Kubernetes API); S3 deliveries stage member data in a
+ * size-limited emptyDir (TMPDIR, test/e2e/s3-staging.test.ts). Each rule is a function of the
+ * manifests, shown to bite on a copy that breaks it.
  */
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -85,6 +89,79 @@ function volumeProblems(ms: readonly Manifest[]): string[] {
   return p;
 }
 
+const policies = (ms: readonly Manifest[]) => ms.filter((m) => m.object.kind === "NetworkPolicy").map((m) => m.object as Obj);
+const selects = (selector: Obj, labels: Obj) => Object.entries(selector?.matchLabels ?? {}).every(([k, v]) => labels[k] === v);
+const OPEN_PEER = (peer: Obj) => Object.keys(peer).length === 0 || peer.ipBlock?.cidr === "0.0.0.0/0" || (peer.namespaceSelector && Object.keys(peer.namespaceSelector).length === 0 && !peer.podSelector);
+
+/** Each pod behind a NetworkPolicy: in, only chosen peers to the ports it listens on; out, named ports only, DNS and the service's among them. */
+function networkProblems(ms: readonly Manifest[]): string[] {
+  const url = new URL(String((ms.find((m) => m.object.kind === "ConfigMap")!.object as Obj).data.BENEFITS_BASE_URL));
+  const servicePort = Number(url.port || (url.protocol === "https:" ? 443 : 80));
+  const p: string[] = [];
+  for (const d of deployments(ms)) {
+    const name = d.metadata.name;
+    const c = d.spec.template.spec.containers[0];
+    const mine = policies(ms).filter((np) => selects(np.spec.podSelector, d.spec.template.metadata.labels));
+    if (mine.length === 0) {
+      p.push(`${name}: no NetworkPolicy selects its pods`);
+      continue;
+    }
+    const types = new Set(mine.flatMap((np) => np.spec.policyTypes ?? []));
+    for (const t of ["Ingress", "Egress"]) if (!types.has(t)) p.push(`${name}: no ${t} policy (everything is allowed)`);
+    const listens = new Map((c.ports as Obj[]).map((x) => [x.name, x.containerPort]));
+    const opened = new Set<number>();
+    for (const rule of mine.flatMap((np) => np.spec.ingress ?? [])) {
+      if (!rule.from?.length || rule.from.some(OPEN_PEER)) p.push(`${name}: an ingress rule lets every peer in`);
+      if (!rule.ports?.length) p.push(`${name}: an ingress rule opens every port`);
+      for (const { port } of rule.ports ?? []) {
+        const n = typeof port === "string" ? listens.get(port) : port;
+        if (n === undefined || ![...listens.values()].includes(n)) p.push(`${name}: ingress to ${port}, a port it does not listen on`);
+        else opened.add(n);
+      }
+    }
+    for (const [portName, n] of listens) if (!opened.has(n)) p.push(`${name}: nothing may reach its ${portName} port`);
+    const out = mine.flatMap((np) => np.spec.egress ?? []);
+    if (out.some((rule: Obj) => !rule.ports?.length)) p.push(`${name}: an egress rule opens every port`);
+    const outPorts = out.flatMap((rule: Obj) => (rule.ports ?? []).map((x: Obj) => `${x.port}/${x.protocol ?? "TCP"}`));
+    for (const need of ["53/UDP", `${servicePort}/TCP`]) if (!outPorts.includes(need)) p.push(`${name}: no egress to ${need}`);
+  }
+  return p;
+}
+
+/** No pod calls the Kubernetes API, so none is given a service-account token. */
+function tokenProblems(ms: readonly Manifest[]): string[] {
+  return deployments(ms)
+    .filter((d) => d.spec.template.spec.automountServiceAccountToken !== false)
+    .map((d) => `${d.metadata.name}: automountServiceAccountToken is not false (a token for an API it never calls)`);
+}
+
+/** S3 deliveries stage in TMPDIR (or /tmp): a mounted emptyDir with a sizeLimit, as every emptyDir has. */
+function stagingProblems(ms: readonly Manifest[]): string[] {
+  const p: string[] = [];
+  for (const pod of podSpecs(ms)) {
+    for (const v of (pod.volumes as Obj[]).filter((x) => x.emptyDir)) if (!v.emptyDir.sizeLimit) p.push(`${pod.containers[0].name}: the emptyDir ${v.name} has no sizeLimit`);
+    for (const c of pod.containers as Obj[]) {
+      const stage = String((c.env as Obj[]).find((e) => e.name === "TMPDIR")?.value ?? "/tmp");
+      const mount = (c.volumeMounts as Obj[]).find((m) => stage === m.mountPath || stage.startsWith(`${m.mountPath}/`));
+      const vol = (pod.volumes as Obj[]).find((x) => x.name === mount?.name);
+      if (!vol?.emptyDir) p.push(`${c.name}: S3 deliveries stage in ${stage}, which is not on an emptyDir`);
+    }
+  }
+  return p;
+}
+
+/** The README's Apply names the image by digest: the digest printed by the push, set as `image:` in every Deployment. */
+function digestProblems(readme: string, ms: readonly Manifest[]): string[] {
+  const p: string[] = [];
+  const apply = /## Apply\n([\s\S]*?)\n## /.exec(readme)?.[1] ?? "";
+  const repo = /docker push (\S+):\S+/.exec(apply)?.[1];
+  if (!repo) p.push("Apply pushes no image");
+  else if (!apply.includes(`docker inspect --format '{{index .RepoDigests 0}}' ${repo}:`)) p.push("Apply does not print the pushed image's digest");
+  if (!/`image:` in both Deployments to the pushed image \*\*by digest\*\*/.test(apply) || !apply.includes("@sha256:")) p.push("Apply does not say to set image: by digest");
+  if (deployments(ms).length !== 2) p.push("not two Deployments");
+  return p;
+}
+
 describe("deploy/kubernetes/ holds the deployment's rules", () => {
   it("every container runs as the image's non-root user", () => {
     expect(containers(manifests).length).toBe(2);
@@ -126,6 +203,58 @@ describe("deploy/kubernetes/ holds the deployment's rules", () => {
     delete podSpecs(apart)[1].affinity;
     podSpecs(apart)[0].containers[0].env.find((e: Obj) => e.name === "BENEFITS_DB").value = "/tmp/benefits-sync.db";
     expect(volumeProblems(apart)).toHaveLength(2);
+  });
+
+  it("a NetworkPolicy per pod: /metrics and the receiver from chosen peers only; out to DNS and the service's port, named ports only", () => {
+    expect(policies(manifests)).toHaveLength(2);
+    expect(networkProblems(manifests)).toEqual([]);
+    const open = copy(manifests);
+    const [schedule, receiver] = policies(open).sort((a, b) => a.metadata.name.localeCompare(b.metadata.name));
+    delete receiver.spec.ingress[0].from; // the receiver's port open to every pod
+    receiver.spec.ingress[1].ports[0].port = 9999; // /metrics unreachable, a port nobody listens on opened
+    schedule.spec.egress.push({ to: [{ ipBlock: { cidr: "0.0.0.0/0" } }] }); // out anywhere
+    expect(networkProblems(open)).toEqual([
+      "benefits-sync-schedule: an egress rule opens every port",
+      "benefits-sync-webhooks: an ingress rule lets every peer in",
+      "benefits-sync-webhooks: ingress to 9999, a port it does not listen on",
+      "benefits-sync-webhooks: nothing may reach its metrics port",
+    ]);
+    const none = copy(manifests).filter((m) => !(m.object.kind === "NetworkPolicy" && (m.object as Obj).metadata.name === "benefits-sync-schedule"));
+    policies(none)[0].spec.policyTypes = ["Ingress"];
+    policies(none)[0].spec.egress[0].ports = [{ port: 5353, protocol: "UDP" }];
+    expect(networkProblems(none)).toEqual([
+      "benefits-sync-schedule: no NetworkPolicy selects its pods",
+      "benefits-sync-webhooks: no Egress policy (everything is allowed)",
+      "benefits-sync-webhooks: no egress to 53/UDP",
+    ]);
+  });
+
+  it("no pod is given a service-account token: none calls the Kubernetes API", () => {
+    expect(tokenProblems(manifests)).toEqual([]);
+    const mounted = copy(manifests);
+    delete podSpecs(mounted)[0].automountServiceAccountToken;
+    podSpecs(mounted)[1].automountServiceAccountToken = true;
+    expect(tokenProblems(mounted)).toHaveLength(2);
+  });
+
+  it("S3 deliveries stage member data in TMPDIR, a size-limited emptyDir in every pod", () => {
+    expect(containers(manifests).map(({ c }) => (c.env as Obj[]).find((e) => e.name === "TMPDIR")?.value)).toEqual(["/tmp", "/tmp"]);
+    expect(stagingProblems(manifests)).toEqual([]);
+    const unbounded = copy(manifests);
+    delete podSpecs(unbounded)[0].volumes.find((v: Obj) => v.emptyDir).emptyDir.sizeLimit;
+    podSpecs(unbounded)[1].containers[0].env.find((e: Obj) => e.name === "TMPDIR").value = "/var/tmp";
+    expect(stagingProblems(unbounded)).toEqual(["schedule: the emptyDir tmp has no sizeLimit", "webhooks: S3 deliveries stage in /var/tmp, which is not on an emptyDir"]);
+  });
+});
+
+describe("the image by digest", () => {
+  it("deploy/kubernetes/README.md's Apply prints the pushed image's digest and says to set image: by it", () => {
+    const readme = readFileSync(join(root, "deploy", "kubernetes", "README.md"), "utf8");
+    expect(digestProblems(readme, manifests)).toEqual([]);
+    expect(digestProblems(readme.replace("**by digest**", "by tag").replace(/docker inspect [^\n]*\n/, ""), manifests)).toEqual([
+      "Apply does not print the pushed image's digest",
+      "Apply does not say to set image: by digest",
+    ]);
   });
 });
 

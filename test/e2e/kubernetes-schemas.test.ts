@@ -15,6 +15,8 @@ describe("deploy/kubernetes/ against the Kubernetes API schemas, offline", () =>
     expect(manifests.map((m) => `${m.file}: ${String(m.object.kind)}`).sort()).toEqual([
       "configmap.yaml: ConfigMap",
       "examples/secret.example.yaml: Secret",
+      "networkpolicy.yaml: NetworkPolicy",
+      "networkpolicy.yaml: NetworkPolicy",
       "pvc.yaml: PersistentVolumeClaim",
       "schedule.yaml: Deployment",
       "webhooks.yaml: Deployment",
@@ -39,6 +41,15 @@ describe("deploy/kubernetes/ against the Kubernetes API schemas, offline", () =>
     const stringly = copy(deployment().object) as { spec: { template: { spec: { securityContext: Record<string, unknown> } } } };
     stringly.spec.template.spec.securityContext.runAsNonRoot = "true";
     expect(schemaProblems(stringly as never).join("\n")).toMatch(/runAsNonRoot must be boolean/);
+  });
+
+  it("refuses a NetworkPolicy whose port is an object, or whose policyTypes is a string", () => {
+    const policy = copy(manifests.find((m) => m.object.kind === "NetworkPolicy")!.object) as { spec: { policyTypes: unknown; ingress: { ports: { port: unknown }[] }[] } };
+    policy.spec.ingress[0]!.ports[0]!.port = { name: "metrics" };
+    expect(schemaProblems(policy as never).join("\n")).toMatch(/ingress\/0\/ports\/0\/port must be/);
+    policy.spec.ingress[0]!.ports[0]!.port = "metrics";
+    policy.spec.policyTypes = "Ingress";
+    expect(schemaProblems(policy as never).join("\n")).toMatch(/policyTypes must be array/);
   });
 
   it("refuses a kind it has no schema for, and YAML that does not parse", () => {

@@ -26,6 +26,8 @@ const WAIT_MS = 50_000;
 
 let tmp: string;
 let project: string;
+/** The packed tarball's paths (`package/...`). */
+let packedFiles: readonly string[] = [];
 let sb: Sandbox;
 let env: Record<string, string>;
 /** The members of run 1 (the sandbox before its first simulated day), with their SSNs. */
@@ -63,6 +65,7 @@ describe("docs/library.md: the examples against the packed package and the sandb
   it("compile with tsc --strict in a project that has only the packed package", async () => {
     const packed = packedProject(tmp);
     project = packed.dir;
+    packedFiles = packed.files;
     // The clone is left as it was: the tarball went to the temporary folder.
     expect(readdirSync(fileURLToPath(new URL("../..", import.meta.url))).filter((f) => f.endsWith(".tgz"))).toEqual([]);
     expect(packed.files.filter((f) => f.startsWith("package/src/") || f.startsWith("package/examples/"))).toEqual([]);
@@ -93,6 +96,41 @@ describe("docs/library.md: the examples against the packed package and the sandb
     const called = [...new Set([...guide.matchAll(/`(?:new )?([A-Za-z]+)\(/g)].map((m) => m[1]!))].filter((n) => !members.has(n));
     expect(called.length).toBeGreaterThan(10);
     expect(called.filter((n) => typeof api[n] !== "function")).toEqual([]);
+  });
+
+  it("the guide pins the dev packages it installs to the versions the examples are compiled with here (package-lock.json)", () => {
+    const guide = readFileSync(GUIDE, "utf8");
+    const install = guide.split("\n").find((l) => l.startsWith("npm install --save-dev "));
+    expect(install, "the guide's line that installs the dev packages").toBeDefined();
+    const lock = JSON.parse(readFileSync(fileURLToPath(new URL("../../package-lock.json", import.meta.url)), "utf8")) as { packages: Record<string, { version: string }> };
+    const pkgs = install!.split(/\s+/).slice(3).filter((a) => !a.startsWith("--"));
+    expect(pkgs.map((p) => p.replace(/@[^@/]*$/, "")).sort()).toEqual(["@types/better-sqlite3", "@types/node", "typescript"]);
+    for (const p of pkgs) {
+      const name = p.replace(/@[^@/]*$/, "");
+      expect(p, `${name} pinned`).toBe(`${name}@${lock.packages[`node_modules/${name}`]!.version}`);
+      // What tsc ran with above: the clone's install, linked into the project.
+      const used = JSON.parse(readFileSync(join(project, "node_modules", name, "package.json"), "utf8")) as { version: string };
+      expect(p).toBe(`${name}@${used.version}`);
+    }
+    expect(install).toContain(" --save-exact ");
+  });
+
+  it("the guides point into what the package ships, not the sources; deliverToSink's outcome is described by its real fields", () => {
+    for (const page of [GUIDE, fileURLToPath(new URL("../../docs/sink-kit.md", import.meta.url))]) {
+      const text = readFileSync(page, "utf8");
+      expect(text.match(/`src\/[^`]*`/g) ?? [], `${page} names a source path the package does not ship`).toEqual([]);
+      const shipped = [...text.matchAll(/`node_modules\/benefits-sync\/([^`]+)`/g)].map((m) => m[1]!);
+      expect(shipped.length, page).toBeGreaterThan(0);
+      for (const p of shipped) expect(packedFiles, `${page}: ${p}`).toContain(`package/${p}`);
+    }
+    const guide = readFileSync(GUIDE, "utf8");
+    const described = /^\/\/ outcome: \{ (.*) \}$/m.exec(guide)?.[1];
+    expect(described, "the guide's comment on what deliverToSink returns").toBeDefined();
+    const declared = readFileSync(join(project, "node_modules", "benefits-sync", "dist", "src", "sinks", "ledger.d.ts"), "utf8");
+    const fields = new Set([.../interface DeliveryOutcome<T> \{([\s\S]*?)\n\}/.exec(declared)![1]!.matchAll(/readonly (\w+)\??:/g)].map((m) => m[1]!));
+    const named = [...described!.matchAll(/(?:^|, )(\w+)\??(?=[:,( ]|$)/g)].map((m) => m[1]!);
+    expect(named).toEqual(["status", "runs", "values", "error"]);
+    expect(named.filter((n) => !fields.has(n))).toEqual([]);
   });
 
   it("sync from code: the first run loads the sandbox; another PII key is refused (exit 2) and changes nothing", async () => {

@@ -4,7 +4,8 @@
  * terminal, then the other lines in order. The one change: the README's port 4010, swapped for a
  * free one in every line (a sandbox the reader left running may hold it). The second sync must
  * see the days that passed, the claims of the advanced week included: its window ends on the
- * sandbox's today, not the real date.
+ * sandbox's today, not the real date. The first sync must copy claims too: the printed sandbox line
+ * fixes its today in mid-month (on the real date early in a month a first sync found 0 or 1).
  */
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -48,6 +49,13 @@ describe("README: the sandbox as a stand-in", () => {
         expect(r.status, `${line} (${says})\n${r.stderr}`).toBe(0);
         outputs.push(r.stdout);
       }
+      // The first sync copied the claims of the sandbox's month so far, whatever the real date: the
+      // printed line fixes the sandbox's today (early in a real month there would be almost none).
+      expect(printed[0]).toMatch(/ --today \d{4}-\d{2}-\d{2}\b/);
+      const first = /^\s*claims\s+(\d+) seen/m.exec(outputs[0] ?? "");
+      expect(first, outputs[0]).not.toBeNull();
+      expect(Number(first![1])).toBeGreaterThan(100);
+      expect(README).toContain(`here it copies ${first![1]} claims`);
       // The key printed in the README is the one the banner gives.
       const key = /full key:\s+(\S+)/.exec(banner)?.[1];
       expect(rest.join("\n")).toContain(`BENEFITS_API_KEY=${key} `);

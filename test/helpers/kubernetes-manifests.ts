@@ -8,6 +8,7 @@ import { join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Deployment } from "kubernetes-models/apps/v1";
 import { CronJob } from "kubernetes-models/batch/v1";
+import { NetworkPolicy } from "kubernetes-models/networking.k8s.io/v1";
 import { ConfigMap, PersistentVolumeClaim, Secret, Service } from "kubernetes-models/v1";
 import { parseAllDocuments } from "yaml";
 
@@ -48,6 +49,7 @@ interface Validatable {
 const MODELS: Record<string, new (data: never) => Validatable> = {
   "apps/v1/Deployment": Deployment,
   "batch/v1/CronJob": CronJob,
+  "networking.k8s.io/v1/NetworkPolicy": NetworkPolicy,
   "v1/ConfigMap": ConfigMap,
   "v1/PersistentVolumeClaim": PersistentVolumeClaim,
   "v1/Secret": Secret,

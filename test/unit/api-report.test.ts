@@ -4,6 +4,7 @@
  * updates it. The report is made from a package's own sources and package.json `exports`, so a
  * small package in a temp dir shows what it sees.
  */
+import { spawnSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
@@ -48,8 +49,23 @@ function fixturePackage(greet: string, index = 'export { greet } from "./greet.j
 describe("the API report", () => {
   it(`${REPORT} is the public surface of every entry point as the sources make it`, () => {
     expect(entryPoints(ROOT).map((e) => e.name)).toEqual(["benefits-sync", "benefits-sync/schemas", "benefits-sync/testing"]);
-    const problem = reportDifference(readIfThere(join(ROOT, REPORT)), apiReport(ROOT));
+    // dist/ is the build of the sources this session's global setup just made: the declarations as shipped.
+    const problem = reportDifference(readIfThere(join(ROOT, REPORT)), apiReport(ROOT, { built: join(ROOT, "dist") }));
     expect(problem, problem).toBeUndefined();
+  });
+
+  it("with `built`, reads the declarations the build wrote there (the same report as emitting them), not the sources again", () => {
+    const root = fixturePackage("/** Says hello. */\nexport function greet(name: string, o?: Options): string { return name; }");
+    writeFileSync(join(root, "tsconfig.json"), JSON.stringify({ compilerOptions: { strict: true, module: "NodeNext", moduleResolution: "NodeNext", target: "ES2022", skipLibCheck: true, declaration: true, rootDir: ".", outDir: "dist" } }));
+    const tsc = spawnSync(process.execPath, [join(ROOT, "node_modules", "typescript", "bin", "tsc"), "-p", root], { encoding: "utf8" });
+    expect(tsc.status, tsc.stdout).toBe(0);
+    const built = join(root, "dist");
+    expect(apiReport(root, { built })).toBe(apiReport(root));
+    // What it reads is the built folder's: a declaration changed there shows, the sources unchanged.
+    const dts = join(built, "src", "greet.d.ts");
+    writeFileSync(dts, readFileSync(dts, "utf8").replace("o?: Options): string;", "o?: Options, shout?: boolean): string;"));
+    expect(apiReport(root, { built })).toContain("function greet(name: string, o?: Options, shout?: boolean): string;");
+    expect(apiReport(root)).not.toContain("shout");
   });
 
   it("lists each entry point's names with their declarations, sorted, comments out, and the names they use that nothing exports", () => {

@@ -46,6 +46,8 @@ describe("the README", () => {
     const section = (h: string) => text.slice(text.indexOf(`## ${h}`)).split(/^## /m)[1] ?? "";
     expect(section("The two commands")).toMatch(/npm run demo[\s\S]*npm test/);
     expect(section("The two commands").match(/about \d+ (seconds|minutes)/gi)?.length).toBe(2);
+    // The demo's time leaves out nothing a newcomer waits for: the first install compiles better-sqlite3.
+    expect(section("The two commands")).toMatch(/first `npm install` \(\d+ minutes here: it compiles better-sqlite3\)/);
     for (const long of ["test:sim", "test:kill9", "test:mutation", "bench"]) expect(section("The long tests")).toMatch(new RegExp(`\`npm run ${long}\`:[^\\n]*`));
   });
 
