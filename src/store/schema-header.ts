@@ -27,7 +27,7 @@ function firstMadeAt(): ReadonlyMap<string, number> {
   const made = new Map<string, number>();
   try {
     migrations.forEach((step, i) => {
-      db.transaction(() => step(db))();
+      db.transaction(() => step(db)).immediate();
       for (const name of db.prepare(OBJECTS).pluck().all() as string[]) if (!made.has(name)) made.set(name, i + 1);
     });
   } finally {
