@@ -8,7 +8,7 @@ export interface OptionSpec {
   readonly flags: string;
   readonly description: string;
   /** Parse and check the value at parse time, so a bad value is a usage error (exit 2). */
-  readonly parse?: "positiveInt" | "nonNegativeInt" | "date" | "list" | "format" | "layout";
+  readonly parse?: "positiveInt" | "nonNegativeInt" | "date" | "runOrDate" | "list" | "format" | "layout";
 }
 
 export interface CommandSpec {

@@ -131,8 +131,8 @@ export const COMMANDS: readonly CommandSpec[] = [
       "the service), in one read transaction: a sync may run meanwhile. Exit 0 when written and the arithmetic holds, 1 " +
       "when it does not hold (the report is written, saying so) or DIR cannot be written, 2 for bad usage.",
     options: [
-      { flags: "--from <run-or-date>", description: "period A: a run id, or a date YYYY-MM-DD (the last successful run on or before it)" },
-      { flags: "--to <run-or-date>", description: "period B: a run id, or a date YYYY-MM-DD" },
+      { flags: "--from <run-or-date>", description: "period A: a run id, or a date YYYY-MM-DD (the last successful run on or before it)", parse: "runOrDate" },
+      { flags: "--to <run-or-date>", description: "period B: a run id, or a date YYYY-MM-DD", parse: "runOrDate" },
       { flags: "--out <dir>", description: "write the report into DIR (created if missing; its parent must exist)" },
       { flags: "--as-of <date>", description: "judge groups as terminated when their plan year ended before this date (default: the date run B started)", parse: "date" },
     ],

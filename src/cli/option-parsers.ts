@@ -16,6 +16,12 @@ const parsers: Record<NonNullable<OptionSpec["parse"]>, (value: string) => unkno
     if (!isCalendarDay(v)) throw new InvalidArgumentError("expected a date YYYY-MM-DD.");
     return v;
   },
+  // A run id, or a day: one that looks like a date but names no day (2026-13-01) is refused here,
+  // with the other dates, and never reaches the date arithmetic.
+  runOrDate: (v) => {
+    if (!/^\d+$/.test(v.trim()) && !isCalendarDay(v.trim())) throw new InvalidArgumentError("expected a run id (e.g. 7) or a date YYYY-MM-DD.");
+    return v;
+  },
   format: (v) => {
     if (!["csv", "jsonl", "parquet"].includes(v)) throw new InvalidArgumentError("expected csv, jsonl or parquet.");
     return v;

@@ -6,6 +6,7 @@ import { envLayer } from "./env.js";
 import { flagLayer, type ConfigFlags } from "./flags.js";
 import { keysAt } from "./known-keys.js";
 import { mergeLayers, type Layer } from "./layers.js";
+import { remainderOf } from "./config-remainder.js";
 import { describeIssues } from "./problems.js";
 import { readConfigFile } from "./read-file.js";
 import { Config } from "./schema.js";
@@ -71,43 +72,16 @@ export function readConfig(opts: LoadConfigOptions = {}): { readonly problems: r
   if (notify && typeof notify.url === "string") registerSecret(notify.url);
 
   const result = Config.safeParse(merged.input);
+  const known = (p: readonly PropertyKey[]) => keysAt(Config, p);
+  let data = result.success ? result.data : undefined;
   if (!result.success) {
-    problems.push(...describeIssues(result.error.issues, merged.input, merged.sourceOf, (p) => keysAt(Config, p)));
+    problems.push(...describeIssues(result.error.issues, merged.input, merged.sourceOf, known));
+    const rest = remainderOf(Config, merged.input, result.error.issues, known);
+    problems.push(...describeIssues(rest.issues, merged.input, merged.sourceOf, (p) => known(rest.meant(p))));
+    data = rest.data;
   }
-  const data = result.success ? result.data : withoutBadKeys(merged.input, result.error.issues);
   // Resolved now, against the injected cwd, so later code never depends on process.cwd().
   const config = data && (deepFreeze({ ...data, db: data.db === ":memory:" ? data.db : path.resolve(cwd, data.db) }) as Config);
   // `problems` is public data too (scripts print it): mask it like the message.
   return { problems: problems.map(redact), config };
-}
-
-/**
- * The configuration parsed without the keys the schema refused (a key with a bad value, or the
- * entry holding a bad or missing key, a sink say), or undefined when even that is not valid.
- */
-function withoutBadKeys(input: Record<string, unknown>, issues: readonly { readonly path: readonly PropertyKey[]; readonly keys?: readonly string[] }[]): Config | undefined {
-  const rest = structuredClone(input);
-  for (let round = 0, bad = issues; round < 4; round++) {
-    // An unknown key is the issue of the object holding it: only that key goes.
-    const paths = bad.flatMap((i) => (i.keys ? i.keys.map((k) => [...i.path, k]) : [i.path]));
-    for (const p of paths) if (!dropNearest(rest, p)) return undefined;
-    const again = Config.safeParse(rest);
-    if (again.success) return again.data;
-    bad = again.error.issues;
-  }
-  return undefined;
-}
-
-/** Delete the value at `path`, or, when there is none, the nearest value above it; false at the root. */
-function dropNearest(input: Record<string, unknown>, path: readonly PropertyKey[]): boolean {
-  for (let n = path.length; n > 0; n--) {
-    let parent: unknown = input;
-    for (const p of path.slice(0, n - 1)) parent = typeof parent === "object" && parent !== null ? (parent as Record<PropertyKey, unknown>)[p] : undefined;
-    const key = path[n - 1]!;
-    if (typeof parent === "object" && parent !== null && key in parent) {
-      delete (parent as Record<PropertyKey, unknown>)[key];
-      return true;
-    }
-  }
-  return false;
 }

@@ -38,7 +38,9 @@ export function describeIssues(
           continue;
         }
         const near = closest(key, knownKeys(issue.path));
-        out.push(`${dotted(path)}: unknown key${near ? ` (did you mean "${near}"?)` : ""}${from(path)}`);
+        // Read as meant meanwhile (config-remainder.ts): what it holds is checked, and said so.
+        const checked = typeof valueAt(input, path) === "object" && meantKey(input, issue.path, key, knownKeys) ? `; what it holds is checked as "${near}"` : "";
+        out.push(`${dotted(path)}: unknown key${near ? ` (did you mean "${near}"?)` : ""}${checked}${from(path)}`);
       }
       continue;
     }
@@ -53,7 +55,7 @@ export const dotted = (path: readonly PropertyKey[]) =>
 
 const isSecretPath = (path: readonly PropertyKey[]) => SECRET_KEYS.has(String(path[0]));
 
-function valueAt(input: unknown, path: readonly PropertyKey[]): unknown {
+export function valueAt(input: unknown, path: readonly PropertyKey[]): unknown {
   let v: unknown = input;
   for (const p of path) {
     if (typeof v !== "object" || v === null) return undefined;
@@ -72,6 +74,18 @@ function describeValue(value: unknown, secret: boolean): string {
   // longer a connection string the masking rule can see.
   const text = JSON.stringify(typeof value === "string" ? maskConnectionPasswords(value) : value);
   return text.length > 60 ? `${text.slice(0, 57)}..."` : text;
+}
+
+/**
+ * The key a misspelt `key` of the object at `parentPath` was meant to be: the known key nearest to
+ * it, when the object does not set that key itself.
+ *
+ * @example meantKey({ jos: {} }, [], "jos", () => ["jobs", "sinks"]) // "jobs"
+ */
+export function meantKey(input: unknown, parentPath: readonly PropertyKey[], key: string, knownKeys: KnownKeys): string | undefined {
+  const near = closest(key, knownKeys(parentPath));
+  const parent = valueAt(input, parentPath);
+  return near !== undefined && typeof parent === "object" && parent !== null && !(near in parent) ? near : undefined;
 }
 
 /** The known key within edit distance 2, if any: most typos are one or two keystrokes. */

@@ -7,7 +7,7 @@
  * sandbox) leaves the real date.
  */
 import { request } from "undici";
-import { isoDay } from "../extract/scopes.js";
+import { isCalendarDay } from "../calendar-day.js";
 
 /** How long a loopback address may take to say whether it is a sandbox. */
 const ASK_MS = 5_000;
@@ -19,7 +19,7 @@ function isLoopbackHost(hostname: string): boolean {
 
 /** `YYYY-MM-DD` that is a real calendar day. */
 function isDay(s: unknown): s is string {
-  return typeof s === "string" && /^\d{4}-\d{2}-\d{2}$/.test(s) && isoDay(new Date(`${s}T00:00:00Z`)) === s;
+  return typeof s === "string" && isCalendarDay(s);
 }
 
 /**

@@ -4,6 +4,7 @@
  * partial walk, and figures as of it would mix two states of the service.
  */
 import type { Database } from "better-sqlite3";
+import { isCalendarDay } from "../calendar-day.js";
 import { UsageError } from "../input-errors.js";
 import { prunedDateMessage, prunedRunMessage } from "../store/pruned-runs.js";
 
@@ -24,8 +25,6 @@ interface RunRow {
   finished_at: string | null;
 }
 
-const isDate = (s: string): boolean => /^\d{4}-\d{2}-\d{2}$/.test(s) && new Date(`${s}T00:00:00Z`).toISOString().slice(0, 10) === s;
-
 /** Resolve `--from`/`--to` (`flag` names it in errors). A UsageError (exit 2) names what to do. */
 export function resolvePeriod(db: Database, spec: string, flag: string): Period {
   const s = spec.trim();
@@ -38,7 +37,7 @@ export function resolvePeriod(db: Database, spec: string, flag: string): Period 
         `${flag} ${s}: run ${s} ${row.status === "running" ? "is still running" : "failed"}; its walk is partial, so figures as of it would mix two states of the service. Give a succeeded run (\`benefits-sync runs\`), or a date`,
       ]);
     }
-  } else if (isDate(s)) {
+  } else if (isCalendarDay(s)) {
     row = db
       .prepare("SELECT run_id, job, status, started_at, finished_at FROM _runs WHERE status = 'succeeded' AND substr(started_at, 1, 10) <= ? ORDER BY started_at DESC, run_id DESC LIMIT 1")
       .get(s) as RunRow | undefined;
@@ -50,6 +49,8 @@ export function resolvePeriod(db: Database, spec: string, flag: string): Period 
         `${flag} ${s}: no run succeeded on or before ${s} (UTC)${first ? `; the first successful run started at ${first}` : "; no run has succeeded yet: run `benefits-sync sync` first"}`,
       ]);
     }
+  } else if (/^\d{4}-\d{2}-\d{2}$/.test(s)) {
+    throw new UsageError([`${flag} ${s}: not a calendar day (months 01 to 12, days as many as the month has): give a date YYYY-MM-DD, or a run id`]);
   } else {
     throw new UsageError([`${flag} ${JSON.stringify(spec)}: expected a run id (e.g. 7) or a date YYYY-MM-DD (the last successful run on or before it)`]);
   }

@@ -8,6 +8,7 @@ import { terminalProgress, type MigrationProgress } from "./migration-progress.j
 import { migrate } from "./migrations.js";
 import { StoreCacheSize } from "./bulk-build.js";
 import { checkSnapshotSchema, directoryError, recogniseSnapshotFile, statOrUndefined } from "./snapshot-file.js";
+import { checkSchemaHeader } from "./schema-header.js";
 import { createSqliteFile } from "./sqlite-file.js";
 
 /**
@@ -35,6 +36,8 @@ export function openDatabase(path: string, opts: { readonly?: boolean; progress?
     if (path !== ":memory:" && !opts.readonly && kind === "absent") createSqliteFile(path);
     db = new BetterSqlite3(path, { readonly: opts.readonly ?? false, fileMustExist: opts.readonly ?? false });
     if (kind === "unmarked") checkSnapshotSchema(db, path);
+    // A header behind the schema held (a restored file): refused before a pragma or a migration writes.
+    if (path !== ":memory:") checkSchemaHeader(db, path);
     if (path !== ":memory:" && !opts.readonly) chmodSync(path, 0o600);
     db.pragma("busy_timeout = 10000");
     if (!opts.readonly) {

@@ -311,6 +311,9 @@ export function migrate(db: Database, progress: MigrationProgress = silentProgre
     );
   }
   if (current === migrations.length) return;
+  // A new snapshot (schema 0: database.ts refuses a header of 0 over tables) is being made, not
+  // upgraded: its steps run on empty tables and say nothing.
+  if (current === 0) progress = silentProgress;
   try {
     // Each step under the write lock taken first (a migration may read before it writes, and SQLite
     // answers SQLITE_BUSY at once, with no busy wait, to a reader that wants to write while another

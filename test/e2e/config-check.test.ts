@@ -133,6 +133,34 @@ describe("one validator for sync, jobs, schedule and config check", () => {
   });
 });
 
+describe("config check: a typo in a key hides nothing below it", () => {
+  it("key typos beside a misspelt job name and the cron 0 25 * * 0 (under a misspelt `jobs` too): every problem in one run, exit 2", async () => {
+    const jobs = { "hourly-member-sycn": { schedlue: "15 * * * *" }, "weekly-full-walk": { schedule: "0 25 * * 0", enabeld: true } };
+    const typos = { htpp: { concurrency: 4 }, sinks: { out: { type: "folder", dir: "./out", formt: "csv" } }, resources: { claims: { lookbakDays: 30 } } };
+    for (const [name, config] of [
+      ["typos", { ...typos, jobs }],
+      ["jos", { ...typos, jos: jobs }],
+    ] as const) {
+      const t = setup(name, config);
+      const r = await t.cli("config", "check");
+      const said = `${name}: exit ${r.code}\n${r.stderr}`;
+      expect(r.code, said).toBe(2);
+      const file = "benefits-sync.config.json";
+      const jobsKey = name === "jos" ? "jos" : "jobs";
+      expect(r.stderr, said).toContain(`${file}: htpp: unknown key (did you mean "http"?); what it holds is checked as "http"`);
+      expect(r.stderr, said).toContain(`${file}: sinks.out.formt: unknown key (did you mean "format"?)`);
+      expect(r.stderr, said).toContain(`${file}: resources.claims.lookbakDays: unknown key (did you mean "lookbackDays"?)`);
+      expect(r.stderr, said).toContain(`${file}: ${jobsKey}.hourly-member-sycn.schedlue: unknown key (did you mean "schedule"?)`);
+      expect(r.stderr, said).toContain(`${file}: ${jobsKey}.weekly-full-walk.enabeld: unknown key (did you mean "enabled"?)`);
+      expect(r.stderr, said).toContain(`${file}: jobs.hourly-member-sycn: no such job; the jobs are`);
+      expect(r.stderr, said).toContain(`${file}: jobs.weekly-full-walk.schedule: the hour field "25" has "25"`);
+      if (name === "jos") expect(r.stderr, said).toContain(`${file}: jos: unknown key (did you mean "jobs"?); what it holds is checked as "jobs"`);
+      expect(r.stderr, said).toContain(`${file}: ${name === "jos" ? 8 : 7} problems;`);
+      expect(existsSync(t.db), "config check created the snapshot").toBe(false);
+    }
+  });
+});
+
 describe("config check tries the webhook receiver's setup as `webhooks serve` would", () => {
   const SECRET_A = "whsec-config-check-secret-aaaa-0123";
   const SECRET_B = "whsec-config-check-secret-bbbb-4567";

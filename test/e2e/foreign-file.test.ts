@@ -55,7 +55,11 @@ function state(path: string, folder: string): FileState {
   };
 }
 
-async function expectRefusedUntouched(path: string, looksLike: RegExp): Promise<void> {
+/**
+ * Every command refuses the file, exit 2, and leaves it as it was. A snapshot in WAL mode (`wal`)
+ * gets SQLite's -shm and an empty -wal beside it from a reading command, as from every reader.
+ */
+async function expectRefusedUntouched(path: string, looksLike: RegExp, opts: { wal?: boolean } = {}): Promise<void> {
   const folder = join(path, "..");
   const before = state(path, folder);
   const out = mkdtempSync(join(dir, "out-"));
@@ -65,8 +69,13 @@ async function expectRefusedUntouched(path: string, looksLike: RegExp): Promise<
     expect(r.code, said).toBe(2);
     expect(r.stderr, said).toContain(path);
     expect(r.stderr, said).toMatch(looksLike);
-    expect(r.stderr, said).not.toMatch(/SQLITE_|file is not a database|no such table/);
-    expect(state(path, folder), said).toEqual(before);
+    expect(r.stderr, said).not.toMatch(/SQLITE_|file is not a database|no such table|already exists/);
+    const after = state(path, folder);
+    if (opts.wal) {
+      expect(statSync(`${path}-wal`, { throwIfNoEntry: false })?.size ?? 0, said).toBe(0);
+      after.beside = after.beside.filter((f) => !/-(wal|shm)$/.test(f));
+    }
+    expect(after, said).toEqual(before);
     expect(readdirSync(out), said).toEqual([]);
   }
 }
@@ -157,5 +166,26 @@ describe("--db that is ours", () => {
     const db = new BetterSqlite3(path, { readonly: true });
     expect(db.pragma("application_id", { simple: true })).toBe(OUR_APPLICATION_ID);
     db.close();
+  });
+
+  it("a snapshot whose header says an older schema than it holds (a restore with a wrong user_version) is refused by every command and left as it was", async () => {
+    const made = join(dir, "made.db");
+    const r = await startCli(["sync", "--env", "sandbox", "--quiet"], { BENEFITS_DB: made }).done;
+    expect(r.code, r.stderr).toBe(0);
+    for (const lowered of [4, 0]) {
+      const folder = mkdtempSync(join(dir, `lowered-${lowered}-`));
+      const path = join(folder, "restored.db");
+      const source = new BetterSqlite3(made, { readonly: true });
+      await source.backup(path);
+      source.close();
+      writeFileSync(`${path}.pii-key`, readFileSync(`${made}.pii-key`), { mode: 0o600 });
+      const db = new BetterSqlite3(path);
+      db.pragma(`user_version = ${lowered}`);
+      db.close();
+      await expectRefusedUntouched(path, new RegExp(`says it has schema ${lowered} \\(PRAGMA user_version\\), but it holds what schema \\d+ or later makes \\([^)]*_suspects.*Nothing was changed\\. Restore the snapshot whole from a backup`), { wal: true });
+      const db2 = new BetterSqlite3(path, { readonly: true });
+      expect(db2.pragma("user_version", { simple: true })).toBe(lowered);
+      db2.close();
+    }
   });
 });

@@ -121,6 +121,37 @@ describe("an output belongs to the snapshot that first delivered to it", () => {
     expect(existsSync(join(t.cwd, "c.db"))).toBe(false);
   });
 
+  it("export --state and --history into a folder holding another snapshot's export of the same kind, run and format: exit 2 naming both ids, nothing changed; the owner re-exports there", async () => {
+    const t = setup("state");
+    expect((await t.sync("a.db")).code).toBe(0);
+    expect((await t.sync("b.db")).code).toBe(0);
+    const [a, b] = [t.idOf("a.db"), t.idOf("b.db")];
+    const S = join(t.cwd, "S");
+    const exportFrom = (db: string, kind: "--state" | "--history", run = "1") => t.cli(["export", kind, "--run", run, "--format", "csv", "--out", S, "--db", join(t.cwd, db)]);
+    for (const kind of ["--state", "--history"] as const) {
+      const mine = await exportFrom("a.db", kind);
+      expect(mine.code, mine.stderr).toBe(0);
+    }
+    const before = treeHash(S);
+    for (const kind of ["--state", "--history"] as const) {
+      // The same kind, run and format, from b: it would have replaced a's folder.
+      const theirs = await exportFrom("b.db", kind);
+      expect(theirs.code, `${kind}: ${theirs.stderr}`).toBe(2);
+      expect(theirs.stderr).toContain(`${S} belongs to snapshot ${a}`);
+      expect(theirs.stderr).toContain(`is snapshot ${b}`);
+      expect(theirs.stderr).toContain("Nothing was written");
+      expect(treeHash(S)).toEqual(before);
+    }
+    // Nor a delivery of b's run folders beside a's exports.
+    const deltas = await t.sync("b.db", "--out", S);
+    expect(deltas.code, deltas.stderr).toBe(2);
+    expect(deltas.stderr).toContain(`belongs to snapshot ${a}`);
+    expect(treeHash(S)).toEqual(before);
+    // a's own export of the same run replaces its folder with the same bytes.
+    expect((await exportFrom("a.db", "--state")).code).toBe(0);
+    expect(treeHash(S)).toEqual(before);
+  });
+
   it("a warehouse fed from one snapshot: sync --sink and export --sink from another exit 2 naming both ids, and the warehouse is as it was", async (ctx) => {
     const url = await pg.freshDatabase(ctx);
     const t = setup("warehouse");

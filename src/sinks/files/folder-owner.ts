@@ -3,11 +3,11 @@
  * snapshot A's runs must never receive snapshot B's: B's run 1 would replace A's `00000001/` (a
  * loader that read it never reads it again) or sit beside A's run 2 (a fresh loader mixes two
  * snapshots). A folder belongs to the snapshot whose id its run folders' manifests carry
- * (`snapshotId`); a delivery or an export from another snapshot is refused before anything in
- * the folder changes. A manifest without an id (layout 1, or an old snapshot exported
+ * (`snapshotId`), and its state and history exports' too; a delivery or an export (of deltas, state
+ * or history) from another snapshot is refused before anything in the folder changes. A manifest without an id (layout 1, or an old snapshot exported
  * read-only) claims nothing.
  */
-import { existsSync, readdirSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { ConfigError } from "../../errors.js";
 import { readManifest } from "./manifest.js";
@@ -32,25 +32,42 @@ export function folderSnapshots(dir: string, opts: { readonly first?: boolean } 
   const out = new Map<string, string>();
   let names: string[];
   try {
-    names = readdirSync(dir).filter((n) => /^\d+$/.test(n));
+    names = readdirSync(dir);
   } catch {
     return out; // no folder (yet): nobody's
   }
   // Run folders (`00000010/manifest.json`), and the table layout's manifests (`_manifests/00000010.json`).
-  const manifests: { folder: string; name: string; run: number }[] = names.map((n) => ({ folder: join(dir, n), name: "manifest.json", run: Number(n) }));
+  const manifests: { folder: string; name: string; run: number; state?: true }[] = names.filter((n) => /^\d+$/.test(n)).map((n) => ({ folder: join(dir, n), name: "manifest.json", run: Number(n) }));
+  // State and history exports (`state-00000010/`, sinks/state/): their manifests name the snapshot too.
+  for (const n of names) {
+    const state = STATE_FOLDER.exec(n);
+    if (state) manifests.push({ folder: join(dir, n), name: "manifest.json", run: Number(state[1]), state: true });
+  }
   try {
     for (const n of readdirSync(join(dir, MANIFESTS))) if (/^\d+\.json$/.test(n)) manifests.push({ folder: join(dir, MANIFESTS), name: n, run: parseInt(n, 10) });
   } catch {
     // no tables
   }
   manifests.sort((a, b) => a.run - b.run);
-  for (const { folder, name } of manifests) {
-    const id = readManifest(folder, name)?.snapshotId;
+  for (const { folder, name, state } of manifests) {
+    const id = state ? stateSnapshotId(join(folder, name)) : readManifest(folder, name)?.snapshotId;
     if (typeof id !== "string" || out.has(id)) continue;
     out.set(id, join(folder, name));
     if (opts.first) break;
   }
   return out;
+}
+
+/** `state-00000010` / `history-00000010` (sinks/state/state-folder.ts names them). */
+const STATE_FOLDER = /^(?:state|history)-(\d+)$/;
+
+/** The snapshotId a state or history export's manifest carries (its own shape: no `runs`). */
+function stateSnapshotId(path: string): unknown {
+  try {
+    return (JSON.parse(readFileSync(path, "utf8")) as { snapshotId?: unknown } | null)?.snapshotId;
+  } catch {
+    return undefined;
+  }
 }
 
 /**

@@ -46,7 +46,7 @@ function* rowsOf(db: Database, view: StateView, runId: number): Generator<StateR
 export async function exportState(db: Database, kind: StateKind, runId: number, outDir: string, format: FileFormatName): Promise<StateFolder> {
   checkExportable(db, runId);
   const facts = runFacts(db, runId);
-  const staged = stageFolder(outDir, kind, runId, format);
+  const staged = stageFolder(outDir, kind, runId, format, facts.snapshotId);
   try {
     // deferred: a read-only connection's one consistent view across every file (nothing is written).
     db.exec("BEGIN");

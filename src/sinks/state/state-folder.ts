@@ -4,14 +4,15 @@
  * removed by the next writer once its own writer is gone: files/leftovers.ts)
  * and made visible whole by ONE step, {@link publishStaged} (a rename for a local folder; an object
  * store's publish uploads the files, the manifest last, in its place). A folder already there is
- * replaced only when it is a state export of the same kind, run and format (the same bytes);
- * anything else there is refused, never lost.
+ * replaced only when it is a state export of the same kind, run and format from the same snapshot
+ * (the same bytes); anything else there is refused, never lost.
  */
 import { existsSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { OutputError } from "../output-error.js";
 import { fsStep, fsyncDir } from "../files/fs-step.js";
 import { ensureOutputDir } from "../output-dir.js";
+import { checkFolderSnapshot } from "../files/folder-owner.js";
 import { clearLeftovers, markWriting, stateTempPrefix } from "../files/leftovers.js";
 import { MANIFEST } from "../files/manifest.js";
 import { runFolderName } from "../files/run-folder-name.js";
@@ -44,11 +45,14 @@ function readStateManifest(dir: string): StateManifestHead | undefined {
 }
 
 /**
- * Make the hidden folder for `kind` of run `runId` in `outDir` (created if missing; its parent must
- * exist). Refuses (OutputError) a folder already there that is not the same export.
+ * Make the hidden folder for `kind` of run `runId` of snapshot `snapshotId` in `outDir` (created if
+ * missing; its parent must exist). Refuses a folder that belongs to another snapshot (an
+ * OutputSnapshotError, exit 2: one output, one snapshot, as for run folders: folder-owner.ts), and
+ * (OutputError) a folder already there that is not the same export.
  */
-export function stageFolder(outDir: string, kind: StateKind, runId: number, format: string): Staged {
+export function stageFolder(outDir: string, kind: StateKind, runId: number, format: string, snapshotId: string | null): Staged {
   const parent = ensureOutputDir(outDir).path;
+  checkFolderSnapshot(parent, snapshotId);
   const name = stateFolderName(kind, runId);
   const finalDir = join(parent, name);
   if (existsSync(finalDir)) {

@@ -16,6 +16,7 @@ import { ALL_CLAIMS } from "../../helpers/sandbox-truth.js";
 import { runCli } from "../../unit/cli/run-cli.js";
 import { reconcile } from "../../../src/reports/reconcile.js";
 import { openDatabase } from "../../../src/store/database.js";
+import { UsageError } from "../../../src/input-errors.js";
 
 let sb: Sandbox;
 let dir: string;
@@ -105,7 +106,11 @@ describe("benefits-sync reconcile", () => {
       [["--from", "2", "--to", "3"], /--from 2: run 2 failed; its walk is partial/],
       [["--from", "9", "--to", "3"], /--from 9: there is no run 9 in this snapshot/],
       [["--from", "3", "--to", "1"], /--from resolves to run 3, later than --to's run 1/],
-      [["--from", "last week", "--to", "3"], /--from "last week": expected a run id \(e\.g\. 7\) or a date YYYY-MM-DD/],
+      [["--from", "last week", "--to", "3"], /option '--from <run-or-date>' argument 'last week' is invalid\. expected a run id \(e\.g\. 7\) or a date YYYY-MM-DD/],
+      // Days that look like dates but name none: refused as usage, never "Invalid time value" and exit 1.
+      [["--from", "2026-13-01", "--to", "3"], /option '--from <run-or-date>' argument '2026-13-01' is invalid\. expected a run id \(e\.g\. 7\) or a date YYYY-MM-DD/],
+      [["--from", "1", "--to", "2026-00-10"], /option '--to <run-or-date>' argument '2026-00-10' is invalid/],
+      [["--from", "1", "--to", "2026-12-32"], /option '--to <run-or-date>' argument '2026-12-32' is invalid/],
       [["--from", "1"], /--to: the later period is required/],
       [["--from", "1", "--to", "3", "--as-of", "2026-02-30"], /expected a date YYYY-MM-DD/],
     ];
@@ -115,6 +120,20 @@ describe("benefits-sync reconcile", () => {
       expect(r.code, args.join(" ")).toBe(ExitCode.USAGE);
       expect(r.stderr, args.join(" ")).toMatch(message);
       expect(existsSync(out), args.join(" ")).toBe(false);
+    }
+  });
+
+  it("the library's reconcile() refuses a day that does not exist as usage, writing nothing", () => {
+    const db = openDatabase(env.BENEFITS_DB!, { readonly: true });
+    try {
+      for (const day of ["2026-13-01", "2026-00-10", "2026-12-32"]) {
+        const out = join(dir, `lib-${day}`);
+        expect(() => reconcile(db, { from: day, to: "3", outDir: out })).toThrow(UsageError);
+        expect(() => reconcile(db, { from: day, to: "3", outDir: out })).toThrow(`--from ${day}: not a calendar day`);
+        expect(existsSync(out)).toBe(false);
+      }
+    } finally {
+      db.close();
     }
   });
 

@@ -119,6 +119,29 @@ describe("loadConfig", () => {
     for (const problem of p) expect(err.message).toContain(problem);
   });
 
+  it("a misspelt key is read as the key it is nearest to, so what it holds is checked in the same go", () => {
+    writeConfig({
+      htpp: { concurency: 0 },
+      jos: { "weekly-full-walk": { enabeld: "yes", schedule: 5 } },
+      sinks: { out: { type: "folder", dir: "./out", formt: "xml" } },
+    });
+    const p = configError(() => loadConfig({ cwd: dir, env: {} })).problems.map((x) => x.replace(" (from the config file benefits-sync.config.json)", ""));
+    expect(p).toEqual(
+      expect.arrayContaining([
+        'htpp: unknown key (did you mean "http"?); what it holds is checked as "http"',
+        'htpp.concurency: unknown key (did you mean "concurrency"?)',
+        "htpp.concurency: expected a positive integer, got 0",
+        'jos: unknown key (did you mean "jobs"?); what it holds is checked as "jobs"',
+        'jos.weekly-full-walk.enabeld: unknown key (did you mean "enabled"?)',
+        'jos.weekly-full-walk.enabeld: expected true or false, got "yes"',
+        "jos.weekly-full-walk.schedule: expected a cron expression, got 5",
+        'sinks.out.formt: unknown key (did you mean "format"?)',
+        'sinks.out.formt: expected one of "csv", "jsonl", "parquet", got "xml"',
+      ]),
+    );
+    expect(p).toHaveLength(9);
+  });
+
   it("never puts the API key or the PII key in the error, even when they are the bad values", () => {
     const apiKey = "sk_live_9f8e7d6c5b4a";
     const piiKey = "tiny";
