@@ -2,8 +2,8 @@
  * Who runs a fire. Each scheduled time of a job (its slot) is claimed in the snapshot
  * (`_job_fires`, primary key job and slot) by the scheduler that runs it: a second scheduler on the
  * same snapshot finds the claim and skips that fire, so a job runs once per fire however many
- * schedulers watch the file. The row keeps how the fire ended (`succeeded`, `failed`,
- * `interrupted`, `skipped: ...`), and the run it made. The table keeps {@link FIRES_KEPT_DAYS} days:
+ * schedulers watch the file. The row keeps how the fire ended (`succeeded`, `failed`, `failed: why`
+ * when the fire threw before its run ended, `interrupted`, `skipped: ...`), and the run it made. The table keeps {@link FIRES_KEPT_DAYS} days:
  * each claim forgets older fires (the run history, `_runs`, keeps the runs themselves).
  */
 import type { Database } from "better-sqlite3";

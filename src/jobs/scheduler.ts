@@ -144,22 +144,35 @@ export class Scheduler {
       return "overlap";
     }
     this.running.add(job.name);
+    let claimed = false;
     try {
       if (!claimFire(this.o.db, job.name, at, reason, this.now())) {
         this.o.log({ event: "job.skipped", ...base, why: "another scheduler took this fire" });
         return "taken";
       }
+      claimed = true;
       return await this.runClaimed(job, at, base);
     } catch (e) {
       // Anything unexpected (the database locked past its timeout, a bug): this job's fire ends
-      // failed; the scheduler and the other jobs go on.
+      // failed, and its claim says so, so that no fire is left without an outcome; the scheduler
+      // and the other jobs go on.
       const thrown = whyThrown(e);
+      if (claimed) this.endThrown(job, at, thrown.why);
       this.o.log({ event: "job.failed", ...base, ...thrown });
       await this.tell(job, "fail");
       if (this.o.notifyUrl) this.notified(job, await postNotify(this.o.notifyUrl, notifyThrownText(job.name, thrown.why)));
       return "failed";
     } finally {
       this.running.delete(job.name);
+    }
+  }
+
+  /** A claimed fire that threw: its row records the failure (a write that fails too is logged, never thrown). */
+  private endThrown(job: Job, at: Date, why: string): void {
+    try {
+      endFire(this.o.db, job.name, at, `failed: ${why}`, null, this.now());
+    } catch (e) {
+      this.o.log({ event: "scheduler.record.failed", job: job.name, error: e instanceof Error ? e.message : String(e) });
     }
   }
 

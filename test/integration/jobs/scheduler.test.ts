@@ -138,7 +138,7 @@ describe("the scheduler", () => {
       await bothIdle();
       for (const j of jobs) expect(runsOf(a.db, j.name), failed()).toEqual(["succeeded", "succeeded"]);
       const fires = a.db.prepare("SELECT job, reason, outcome FROM _job_fires ORDER BY job, slot").all();
-      expect(fires).toEqual([
+      expect(fires, failed()).toEqual([
         { job: "groups-designs", reason: "missed", outcome: "succeeded" },
         { job: "groups-designs", reason: "scheduled", outcome: "succeeded" },
         { job: "members", reason: "missed", outcome: "succeeded" },
@@ -152,6 +152,28 @@ describe("the scheduler", () => {
       await b.s.stop("test over");
       a.db.close();
       b.db.close();
+    }
+  });
+
+  it("a claimed fire whose run throws ends failed in its row, with why: no fire is left without an outcome", async () => {
+    const t = setup("thrown");
+    const events: LogEvent[] = [];
+    const db = openDatabase(t.dbPath);
+    // What a run's end can throw when another scheduler's run holds the file past the busy timeout.
+    const locked = Object.assign(new Error("database is locked"), { code: "SQLITE_BUSY" });
+    const s = new Scheduler({ jobs: [job("members", ["members"])], db, log: (e) => events.push(e), waitForSnapshotMs: 0, run: () => Promise.reject(locked) });
+    try {
+      const slot = new Date(Math.floor(Date.now() / 60_000) * 60_000);
+      expect(await s.fire(job("members", ["members"]), slot, "scheduled")).toBe("failed");
+      const row = db.prepare("SELECT outcome, finished_at FROM _job_fires WHERE job = 'members'").get() as { outcome: string | null; finished_at: string | null };
+      expect(row.outcome).toBe("failed: the fire failed before its run ended (SQLITE_BUSY): database is locked");
+      expect(row.finished_at).not.toBeNull();
+      expect(events.filter((e) => e.event === "job.failed").map((e) => e.why)).toEqual([row.outcome!.slice("failed: ".length)]);
+      // The fire is not run again for that slot, by this scheduler or another.
+      expect(await s.fire(job("members", ["members"]), slot, "scheduled")).toBe("taken");
+    } finally {
+      await s.stop("test over");
+      db.close();
     }
   });
 
