@@ -26,12 +26,15 @@ import { publishFolder, readS3Manifest } from "./publish-folder.js";
 import { checkS3Snapshot } from "./s3-owner.js";
 import { s3Output, s3Url, type S3Options, type S3Target } from "./s3-target.js";
 
+/** A sink's S3 options, and the signal that stops its deliveries in flight (SIGINT, SIGTERM: the delivery fails and stays pending). */
+export type S3SinkOptions = S3Options & { readonly signal?: AbortSignal | undefined };
+
 /**
  * @example await deliverToSink(db, s3Sink(parseS3Url("s3://lake/deltas", "--out"), csvFormat, { region: "eu-west-1" }), runId)
  */
-export function s3Sink(t: S3Target, format: FileFormat, opts: S3Options = {}): Sink<DeltaFolder> {
+export function s3Sink(t: S3Target, format: FileFormat, opts: S3SinkOptions = {}): Sink<DeltaFolder> {
   let client: Promise<S3Client> | undefined;
-  const clientOf = (): Promise<S3Client> => (client ??= s3Client(opts));
+  const clientOf = (): Promise<S3Client> => (client ??= s3Client(opts, { signal: opts.signal }));
   const checkOnce = bucketCheck(t, opts);
   return {
     output: s3Output(format.name, t),

@@ -15,17 +15,17 @@ import { sameRuns } from "../files/manifest.js";
 import { tableManifest } from "../files/table-layout.js";
 import { tablesSink } from "../files/tables-sink.js";
 import { publishFiles, readS3Manifest } from "./publish-folder.js";
-import { bucketCheck, clearDeadStages, STAGE } from "./s3-sink.js";
+import { bucketCheck, clearDeadStages, STAGE, type S3SinkOptions } from "./s3-sink.js";
 import { s3Client } from "./s3-client.js";
 import { checkS3Snapshot } from "./s3-owner.js";
-import { s3Output, s3Url, type S3Options, type S3Target } from "./s3-target.js";
+import { s3Output, s3Url, type S3Target } from "./s3-target.js";
 
 /**
  * @example await deliverToSink(db, s3TablesSink(parseS3Url("s3://lake/benefits", "--out"), await tablesFormat()), runId)
  */
-export function s3TablesSink(t: S3Target, format: FileFormat, opts: S3Options = {}): Sink<DeltaFolder> {
+export function s3TablesSink(t: S3Target, format: FileFormat, opts: S3SinkOptions = {}): Sink<DeltaFolder> {
   let client: Promise<S3Client> | undefined;
-  const clientOf = (): Promise<S3Client> => (client ??= s3Client(opts));
+  const clientOf = (): Promise<S3Client> => (client ??= s3Client(opts, { signal: opts.signal }));
   const checkOnce = bucketCheck(t, opts);
   return {
     output: s3Output(format.name, t, "tables"),
