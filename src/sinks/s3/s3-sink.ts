@@ -22,9 +22,11 @@ import type { Sink, SinkSession } from "../sink.js";
 import { folderSink, type DeltaFolder, type FileFormat } from "../files/folder-sink.js";
 import { runFolderName, runFolderNames } from "../files/run-folder-name.js";
 import { sameRuns } from "../files/manifest.js";
+import type { LayoutName } from "../files/table-layout.js";
 import { CHECKING_BUCKET, S3Codes, S3OutputError, explainS3Error, s3Client } from "./s3-client.js";
 import { publishFolder, readS3Manifest } from "./publish-folder.js";
 import { claimS3Prefix } from "./s3-claim.js";
+import { checkS3Layout } from "./s3-layout.js";
 import { s3Output, s3Url, type S3Options, type S3Target } from "./s3-target.js";
 
 /** A sink's S3 options, and the signal that stops its deliveries in flight (SIGINT, SIGTERM: the delivery fails and stays pending). */
@@ -36,7 +38,7 @@ export type S3SinkOptions = S3Options & { readonly signal?: AbortSignal | undefi
 export function s3Sink(t: S3Target, format: FileFormat, opts: S3SinkOptions = {}): Sink<DeltaFolder> {
   let client: Promise<S3Client> | undefined;
   const clientOf = (): Promise<S3Client> => (client ??= s3Client(opts, { signal: opts.signal }));
-  const checks = prefixChecks(t, opts);
+  const checks = prefixChecks(t, opts, "folder");
   return {
     output: s3Output(format.name, t),
     describe: `${s3Url(t)} (${format.name})`,
@@ -81,16 +83,17 @@ async function openStaged(c: S3Client, t: S3Target, format: FileFormat, opts: S3
 
 /**
  * What a delivery to `t` checks before it uploads anything, once per sink (its deliveries share
- * checks that passed; failed ones are made again): the bucket ({@link checkBucket}), then the
- * prefix claimed for the snapshot (s3-claim.ts). `prepare` runs before the ledger records a
+ * checks that passed; failed ones are made again): the bucket ({@link checkBucket}), the layout
+ * (one per prefix, as for a folder: s3-layout.ts), then the prefix claimed for the snapshot (s3-claim.ts). `prepare` runs before the ledger records a
  * delivery, so that a refusal (another snapshot's prefix) records nothing; a store it cannot reach
  * is left to `open`, which checks again and whose failure the ledger records.
  */
-export function prefixChecks(t: S3Target, opts: S3Options): { prepare(c: S3Client, snapshotId: string | null | undefined): Promise<void>; open(c: S3Client, snapshotId: string | null | undefined): Promise<void> } {
+export function prefixChecks(t: S3Target, opts: S3Options, layout: LayoutName): { prepare(c: S3Client, snapshotId: string | null | undefined): Promise<void>; open(c: S3Client, snapshotId: string | null | undefined): Promise<void> } {
   const bucket = bucketCheck(t, opts);
   let passed = false;
   const check = async (c: S3Client, id: string | null | undefined): Promise<void> => {
     await bucket(c);
+    await checkS3Layout(c, t, layout);
     await claimS3Prefix(c, t, id, opts);
     passed = true;
   };

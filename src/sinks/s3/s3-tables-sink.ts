@@ -25,7 +25,7 @@ import { s3Output, s3Url, type S3Target } from "./s3-target.js";
 export function s3TablesSink(t: S3Target, format: FileFormat, opts: S3SinkOptions = {}): Sink<DeltaFolder> {
   let client: Promise<S3Client> | undefined;
   const clientOf = (): Promise<S3Client> => (client ??= s3Client(opts, { signal: opts.signal }));
-  const checks = prefixChecks(t, opts);
+  const checks = prefixChecks(t, opts, "tables");
   return {
     output: s3Output(format.name, t, "tables"),
     describe: `${s3Url(t)} (${format.name} tables)`,
