@@ -91,6 +91,8 @@ async function openStaged(c: S3Client, t: S3Target, format: FileFormat, opts: S3
 export function prefixChecks(t: S3Target, opts: S3Options, layout: LayoutName): { prepare(c: S3Client, snapshotId: string | null | undefined): Promise<void>; open(c: S3Client, snapshotId: string | null | undefined): Promise<void> } {
   const bucket = bucketCheck(t, opts);
   let passed = false;
+  // What prepare met, for open to record: a store that does not answer is waited for once, not twice.
+  let unreached: unknown;
   const check = async (c: S3Client, id: string | null | undefined): Promise<void> => {
     await bucket(c);
     await checkS3Layout(c, t, layout);
@@ -103,9 +105,16 @@ export function prefixChecks(t: S3Target, opts: S3Options, layout: LayoutName): 
         await check(c, id);
       } catch (e) {
         if (e instanceof ConfigError) throw e;
+        unreached = e;
       }
     },
-    open: async (c, id) => (passed ? undefined : check(c, id)),
+    async open(c, id) {
+      if (passed) return;
+      const e = unreached;
+      unreached = undefined;
+      if (e !== undefined) throw e;
+      await check(c, id);
+    },
   };
 }
 
