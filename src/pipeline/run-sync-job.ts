@@ -190,7 +190,8 @@ async function runUntraced(opts: SyncJobOptions): Promise<SyncJobReport> {
     try {
       // Every change each output has not received. Never throws: a failed delivery is in its
       // outcome (the run stays succeeded; the CLI exits 1).
-      const deliveries = await deliverAll(db, outputs, report.runId);
+      // SIGINT and SIGTERM stop an S3 upload in flight too: its delivery stays pending.
+      const deliveries = await deliverAll(db, outputs, report.runId, opts.signal ? { signal: opts.signal } : {});
       const first = opts.outDir !== undefined ? deliveries[0] : undefined;
       if (!first) return { ...report, deliveries };
       const delivery = { ...(first.outcome as CsvDelivery), outDir: first.target, format: opts.outFormat ?? "csv" };

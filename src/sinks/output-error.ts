@@ -45,7 +45,8 @@ export function explainFsError(dir: string, where: string, e: unknown, kind: Out
 export const isSnapshotRefusal = (code: string | undefined): boolean => code === "OUTPUT_SNAPSHOT" || code === "WAREHOUSE_SNAPSHOT";
 
 /**
- * A delivery refused for good until the output changes (exit 2): another snapshot's output, a
- * bucket that does not exist, a bucket without the encryption the sink requires.
+ * A delivery refused for good until the output changes (exit 2): another snapshot's output, one
+ * that holds the other layout, a bucket that does not exist, a bucket without the encryption the
+ * sink requires.
  */
-export const isOutputRefusal = (code: string | undefined): boolean => isSnapshotRefusal(code) || code === "S3_NO_BUCKET" || code === "S3_UNENCRYPTED";
+export const isOutputRefusal = (code: string | undefined): boolean => isSnapshotRefusal(code) || code === "OUTPUT_LAYOUT" || code === "S3_NO_BUCKET" || code === "S3_UNENCRYPTED";

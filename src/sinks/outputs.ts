@@ -36,14 +36,16 @@ export interface OutputDelivery {
   readonly outcome: DeliveryOutcome<unknown>;
 }
 
-export async function sinkFor(spec: OutputSpec): Promise<Sink<unknown>> {
+/** The sink of `spec`; `signal` stops an S3 delivery in flight (the other sinks finish theirs). */
+export async function sinkFor(spec: OutputSpec, signal?: AbortSignal): Promise<Sink<unknown>> {
   if (spec.kind === "postgres") return (await import("./postgres/postgres-sink.js")).postgresSink(spec.url);
   const { fileFormat, tablesFormat } = await import("./files/formats.js");
   if (spec.kind === "s3") {
     const { url, format, name, fromRun, kind, layout, ...opts } = spec;
     const target = parseS3Url(url, name ? `sinks.${name}.url` : "--out");
-    if (layout === "tables") return (await import("./s3/s3-tables-sink.js")).s3TablesSink(target, await tablesFormat(), opts);
-    return (await import("./s3/s3-sink.js")).s3Sink(target, await fileFormat(format), opts);
+    const withStop = { ...opts, signal };
+    if (layout === "tables") return (await import("./s3/s3-tables-sink.js")).s3TablesSink(target, await tablesFormat(), withStop);
+    return (await import("./s3/s3-sink.js")).s3Sink(target, await fileFormat(format), withStop);
   }
   const { folderSink } = await import("./files/folder-sink.js");
   if (spec.layout === "tables") return (await import("./files/tables-sink.js")).tablesSink(resolve(spec.dir), await tablesFormat(), spec.perms);
@@ -61,15 +63,21 @@ export function sinkSpec(value: string, named: Readonly<Record<string, OutputSpe
   ]);
 }
 
-/** Deliver to each output in turn, each in a span of its own; never throws (each outcome says how it went). */
-export async function deliverAll(db: Database, specs: readonly OutputSpec[], forRun: number, now?: () => Date): Promise<OutputDelivery[]> {
+/**
+ * Deliver to each output in turn, each in a span of its own; never throws (each outcome says how
+ * it went). Once `signal` is aborted (SIGINT, SIGTERM), an S3 delivery in flight stops and the
+ * outputs not reached are not begun: each stays pending for the next run.
+ */
+export async function deliverAll(db: Database, specs: readonly OutputSpec[], forRun: number, opts: { readonly now?: () => Date; readonly signal?: AbortSignal } = {}): Promise<OutputDelivery[]> {
+  const { now, signal } = opts;
   const out: OutputDelivery[] = [];
   for (const spec of specs) {
+    if (signal?.aborted) break;
     // Named by its kind, format and configured name: never its path or URL (a URL may hold a password).
     const shown = { [Attr.outputKind]: spec.kind, [Attr.runId]: forRun, ...(spec.kind !== "postgres" ? { [Attr.outputFormat]: spec.format } : {}), ...(spec.name ? { [Attr.outputName]: spec.name } : {}) };
     out.push(
       await inSpan(SpanNames.deliver, shown, async (span) => {
-        const delivery = await deliverOne(db, spec, forRun, now);
+        const delivery = await deliverOne(db, spec, forRun, now, signal);
         const o = delivery.outcome;
         span.setAttributes({ [Attr.outputStatus]: o.status, [Attr.outputRuns]: o.runs.length });
         if (o.status === "failed") markFailed(span, o.error?.code ?? "DELIVERY");
@@ -80,10 +88,10 @@ export async function deliverAll(db: Database, specs: readonly OutputSpec[], for
   return out;
 }
 
-async function deliverOne(db: Database, spec: OutputSpec, forRun: number, now: (() => Date) | undefined): Promise<OutputDelivery> {
+async function deliverOne(db: Database, spec: OutputSpec, forRun: number, now: (() => Date) | undefined, signal: AbortSignal | undefined): Promise<OutputDelivery> {
   let sink: Sink<unknown>;
   try {
-    sink = await sinkFor(spec);
+    sink = await sinkFor(spec, signal);
   } catch (e) {
     const message = e instanceof ConfigError ? e.problems.join("; ") : e instanceof Error ? e.message : String(e);
     return { spec, target: targetOf(spec), outcome: { status: "failed", runs: [], error: { code: "CONFIG", message } } };

@@ -67,10 +67,11 @@ describe("sync and export --out s3://bucket/prefix", () => {
     const local = folderFiles(join(t.cwd, "local", runDir(1)));
     expect(Object.keys(local)).toContain("manifest.json");
     expect(await s3Folder("lake", "same/deltas", 1)).toEqual(local);
-    // Every data PUT came before the manifest's.
+    // The prefix claimed first (src/sinks/s3/s3-claim.ts), then every data PUT, the manifest's last.
     const puts = s3.requests.slice(before).filter((q) => q.method === "PUT" && q.path.startsWith("/lake/same/deltas/"));
+    expect(puts[0]!.path).toBe("/lake/same/deltas/_owner.json");
     expect(puts.at(-1)!.path).toBe(`/lake/same/deltas/${runDir(1)}/manifest.json`);
-    expect(puts.length).toBe(Object.keys(local).length);
+    expect(puts.length).toBe(Object.keys(local).length + 1);
     const e = await t.cli(["export", "--run", "1", "--out", "s3://lake/same/export", "--quiet"]);
     expect(e.code, e.stderr).toBe(0);
     expect(await s3Folder("lake", "same/export", 1)).toEqual(local);
@@ -79,7 +80,7 @@ describe("sync and export --out s3://bucket/prefix", () => {
   it("kill -9 while the first data file is uploading leaves no manifest (no reader sees half a run); the next sync completes the delivery", async () => {
     const t = setup("kill");
     const prefix = "/lake/kill/";
-    const hold = s3.hold((q) => q.method === "PUT" && q.path.startsWith(prefix));
+    const hold = s3.hold((q) => q.method === "PUT" && q.path.startsWith(prefix) && !q.path.endsWith("/_owner.json"));
     await sb.advance();
     const child = t.start(["sync", ...window, "--out", "s3://lake/kill", "--quiet"]);
     const exited = child.done;
@@ -139,7 +140,7 @@ describe("sync and export --out s3://bucket/prefix", () => {
     expect((await b.sync(["--out", "s3://lake/elsewhere", "--quiet"])).code).toBe(0);
     const refused = await b.sync(["--out", "s3://lake/owned"]);
     expect(refused.code, refused.stderr).toBe(2);
-    expect(refused.stderr).toContain(`s3://lake/owned belongs to snapshot ${idA} (the snapshotId in s3://lake/owned/${runDir(1)}/manifest.json)`);
+    expect(refused.stderr).toContain(`s3://lake/owned belongs to snapshot ${idA} (the snapshotId in s3://lake/owned/_owner.json)`);
     expect(refused.stderr).toMatch(/Nothing was written/);
     // Refused before its run: B has its first run only.
     expect(JSON.parse((await b.cli(["runs", "--json"])).stdout).map((r: { run_id: number }) => r.run_id)).toEqual([1]);
@@ -149,7 +150,7 @@ describe("sync and export --out s3://bucket/prefix", () => {
     b.config({ lake: { type: "s3", url: "s3://lake/owned-tables", format: "parquet", layout: "tables", endpoint: s3.endpoint, forcePathStyle: true } });
     const tables = await b.sync([]);
     expect(tables.code, tables.stderr).toBe(2);
-    expect(tables.stderr).toContain(`s3://lake/owned-tables belongs to snapshot ${idA} (the snapshotId in s3://lake/owned-tables/_manifests/${runDir(1)}.json)`);
+    expect(tables.stderr).toContain(`s3://lake/owned-tables belongs to snapshot ${idA} (the snapshotId in s3://lake/owned-tables/_owner.json)`);
     expect(await s3.keys("lake", "owned")).toEqual(keys);
     const own = await a.sync(["--out", "s3://lake/owned", "--quiet"]);
     expect(own.code, own.stderr).toBe(0);

@@ -28,6 +28,14 @@ export interface PrintedServer {
   stop(): Promise<number | null>;
 }
 
+export interface PrintedOptions {
+  /**
+   * Start the line in a process group of its own, and stop the whole group: for a line whose
+   * server is a grandchild (`npx s3rver` runs `sh -c s3rver`, which does not pass SIGTERM on).
+   */
+  readonly group?: boolean;
+}
+
 /** A start refused because the port is taken (EADDRINUSE): another port may be tried. */
 export class PortTakenError extends Error {}
 
@@ -38,8 +46,10 @@ export class PortTakenError extends Error {}
  *
  * @example const sb = await startPrinted("benefits-sync sandbox --port 40123", dir, env); ...; await sb.stop();
  */
-export async function startPrinted(line: string, cwd: string, env: Record<string, string>, ready = "Press Ctrl+C"): Promise<PrintedServer> {
-  const child: ChildProcess = spawn("sh", ["-c", `exec ${line}`], { cwd, env, stdio: ["ignore", "pipe", "pipe"] });
+export async function startPrinted(line: string, cwd: string, env: Record<string, string>, ready = "Press Ctrl+C", opts: PrintedOptions = {}): Promise<PrintedServer> {
+  const child: ChildProcess = spawn("sh", ["-c", `exec ${line}`], { cwd, env, stdio: ["ignore", "pipe", "pipe"], detached: opts.group === true });
+  // A group's SIGTERM reaches every process of the line, as Ctrl+C in a terminal does.
+  const stop = (): void => void (opts.group ? process.kill(-child.pid!, "SIGTERM") : child.kill("SIGTERM"));
   const out = { banner: "", errors: "", gone: false, code: null as number | null };
   child.stdout!.on("data", (d: Buffer) => (out.banner += d.toString()));
   child.stderr!.on("data", (d: Buffer) => (out.errors += d.toString()));
@@ -54,14 +64,14 @@ export async function startPrinted(line: string, cwd: string, env: Record<string
       return out.banner.includes(ready);
     });
   } catch (e) {
-    child.kill("SIGTERM");
+    stop();
     await exited;
     throw e;
   }
   return {
     banner: out.banner,
     stop: async () => {
-      if (!out.gone) child.kill("SIGTERM");
+      if (!out.gone) stop();
       return exited;
     },
   };
@@ -99,11 +109,11 @@ export function swapPort(lines: readonly string[], printed: number, port: number
  *
  * @example const { server, lines, says } = await startOnFreePort(block, 4010, dir, env);
  */
-export async function startOnFreePort(block: readonly string[], printed: number, cwd: string, env: Record<string, string>, ready?: string): Promise<PortSwap & { server: PrintedServer }> {
+export async function startOnFreePort(block: readonly string[], printed: number, cwd: string, env: Record<string, string>, ready?: string, opts?: PrintedOptions): Promise<PortSwap & { server: PrintedServer }> {
   for (let attempt = 1; ; attempt++) {
     const swap = swapPort(block, printed, await closedPort());
     try {
-      return { ...swap, server: await startPrinted(swap.lines[0]!, cwd, env, ready) };
+      return { ...swap, server: await startPrinted(swap.lines[0]!, cwd, env, ready, opts) };
     } catch (e) {
       if (!(e instanceof PortTakenError) || attempt >= 3) throw new Error(`${swap.says}: ${e instanceof Error ? e.message : String(e)}`, { cause: e });
     }

@@ -56,7 +56,7 @@ export async function run(ctx: CommandContext): Promise<number> {
   const folders = [...(out?.kind === "folder" ? [out.dir] : []), ...outputs.flatMap((s) => (s.kind === "folder" ? [s.dir] : []))];
   if (!o.dryRun) await (await import("../../sinks/files/folder-owner.js")).checkFoldersBefore(config.db, folders);
   const prefixes = [...(out?.kind === "s3" ? [out] : []), ...outputs.flatMap((s) => (s.kind === "s3" ? [s] : []))];
-  if (!o.dryRun) await (await import("../../sinks/s3/s3-owner.js")).checkS3Before(config.db, prefixes);
+  if (!o.dryRun) await (await import("../../sinks/s3/s3-claim.js")).checkS3Before(config.db, prefixes);
   const { runSyncJob } = await import("../../pipeline/run-sync-job.js");
   const progress = ctx.globals.quiet ? undefined : progressReporter(ctx.stderr);
   const signals = watchSignals();

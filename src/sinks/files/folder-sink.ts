@@ -71,6 +71,8 @@ export function folderSink(outDir: string, format: FileFormat, perms?: FolderPer
     prepare(snapshotId) {
       // Every run folder read: a folder another snapshot already mixed into is found too.
       checkFolderSnapshot(abs, snapshotId);
+      // Before the ledger records a delivery: a DIR of tables is refused (open checks again, for an export).
+      checkOneLayout(abs, "folder");
       clearLeftovers(abs);
     },
     open: (plan) => openFolder(abs, format, plan.folderRun, plan.runs, plan.facts!, perms),

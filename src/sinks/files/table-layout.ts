@@ -11,6 +11,7 @@
 import { createHash } from "node:crypto";
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import { ConfigError } from "../../errors.js";
 import { OutputError } from "../output-error.js";
 import { readManifest, sameRuns, type Manifest } from "./manifest.js";
 import { runFolderName } from "./run-folder-name.js";
@@ -88,10 +89,39 @@ export function checkPartitionReplaceable(outDir: string, dir: string, runId: nu
   );
 }
 
+/** An output that holds the other layout than the one asked for (exit 2: give each layout its own output). */
+export class OutputLayoutError extends ConfigError {
+  override readonly code = "OUTPUT_LAYOUT";
+  constructor(problem: string) {
+    super([problem]);
+    // The problem alone: it is printed as a delivery's error, and by main after the command's name.
+    this.message = this.problems[0]!;
+  }
+}
+
 /**
- * A DIR holds one layout: refuse to write `layout` into a DIR that holds the other's (run folders
- * `00000010/` beside tables would be read as a table named `00000010` by a glob over DIR).
+ * One output holds one layout, a folder or an S3 prefix alike: of the names directly in it
+ * (`00000010`, `_manifests`; a prefix's sub-folders may end in `/`), the first that belongs to the
+ * other layout than `layout`, or undefined. Run folders beside tables would be read as a table
+ * named `00000010` by a glob over the output, and tables beside run folders as a run folder.
+ *
+ * @example otherLayoutEntry(["00000001", "00000002"], "tables") // "00000001"
  */
+export function otherLayoutEntry(names: readonly string[], layout: LayoutName): string | undefined {
+  const bare = names.map((n) => n.replace(/\/$/, ""));
+  return layout === "tables" ? bare.find((n) => /^\d+$/.test(n)) : bare.find((n) => n === MANIFESTS);
+}
+
+/** The refusal of `layout` in `where` (a folder, an s3:// prefix) because it holds `entry` of the other layout. */
+export function layoutRefusal(where: string, entry: string, layout: LayoutName): OutputLayoutError {
+  const [theirs, ours] = layout === "tables" ? ["run folders (the folder layout)", "the table layout"] : ["tables (the table layout, _manifests/)", "run folders"];
+  return new OutputLayoutError(
+    `${where} holds ${theirs} (${where}/${entry}), and ${ours} was asked for: one output holds one layout. Nothing was written. ` +
+      `Give each layout its own output (another --out, or another sink), or use --layout ${layout === "tables" ? "folder" : "tables"} here`,
+  );
+}
+
+/** {@link otherLayoutEntry} for a local DIR: refuse (an OutputLayoutError) to write `layout` into a DIR that holds the other's. */
 export function checkOneLayout(outDir: string, layout: LayoutName): void {
   let names: string[];
   try {
@@ -99,8 +129,6 @@ export function checkOneLayout(outDir: string, layout: LayoutName): void {
   } catch {
     return;
   }
-  const other = layout === "tables" ? names.filter((n) => /^\d+$/.test(n)) : names.filter((n) => n === MANIFESTS);
-  if (other.length === 0) return;
-  const [theirs, ours] = layout === "tables" ? ["run folders (the folder layout)", "the table layout"] : ["tables (the table layout, _manifests/)", "run folders"];
-  throw new OutputError(outDir, `it holds ${theirs} (${join(outDir, other[0]!)}), and ${ours} was asked for`, `give each layout its own output directory (--out), or use --layout ${layout === "tables" ? "folder" : "tables"} here`);
+  const other = otherLayoutEntry(names, layout);
+  if (other !== undefined) throw layoutRefusal(outDir, other, layout);
 }

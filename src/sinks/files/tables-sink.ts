@@ -55,6 +55,7 @@ export function tablesSink(outDir: string, format: FileFormat, perms?: FolderPer
     arrived: (d) => tablesArrived(abs, d.forRun, d.runs, format.name),
     prepare(snapshotId) {
       checkFolderSnapshot(abs, snapshotId);
+      checkOneLayout(abs, "tables");
       clearLeftovers(abs);
     },
     open: (plan) => openTables(abs, format, plan.folderRun, plan.runs, plan.facts!, perms, publish),

@@ -1,19 +1,19 @@
 /**
  * One output, one snapshot, for an S3 prefix (files/folder-owner.ts says why): a prefix belongs
- * to the snapshot whose id the manifest of its first committed run folder (`prefix/00000001/manifest.json`)
- * or table manifest (`prefix/_manifests/00000001.json`) carries. A delivery or an export of
- * another snapshot is refused (OUTPUT_SNAPSHOT, exit 2) before anything is uploaded; `sync`
- * asks before its run, so that a sync pointed at another snapshot's prefix records no run.
+ * to the snapshot its owner object names (s3-claim.ts), or, in a prefix an older benefits-sync
+ * delivered to, the one whose id the manifest of its first committed run folder
+ * (`prefix/00000001/manifest.json`) or table manifest (`prefix/_manifests/00000001.json`)
+ * carries. A delivery or an export of another snapshot is refused (OUTPUT_SNAPSHOT, exit 2)
+ * before anything is uploaded; `sync` asks before its run, so that a sync pointed at another
+ * snapshot's prefix records no run (s3-claim.ts, checkS3Before).
  *
- * Reading it costs a LIST of the prefix's run folders (one request per 1,000) and a GET of the
- * first manifest: run folders without a manifest (a delivery that died) are passed over.
+ * Reading the manifests costs a LIST of the prefix's run folders (one request per 1,000) and a
+ * GET of the first manifest: run folders without a manifest (a delivery that died) are passed over.
  */
 import type { S3Client } from "@aws-sdk/client-s3";
 import { MANIFESTS } from "../files/table-layout.js";
-import { OutputSnapshotError, ownerRefusal, snapshotIdAt } from "../files/folder-owner.js";
-import { explainS3Error, s3Client } from "./s3-client.js";
 import { readS3Manifest } from "./publish-folder.js";
-import { parseS3Url, s3Key, s3Url, type S3Options, type S3Target } from "./s3-target.js";
+import { s3Key, s3Url, type S3Target } from "./s3-target.js";
 
 /** Every name directly under `s3://bucket/prefix/<under>` (sub-folders with `/`), in the store's order. */
 async function namesUnder(c: S3Client, t: S3Target, under: string): Promise<string[]> {
@@ -45,39 +45,4 @@ export async function s3Owner(c: S3Client, t: S3Target): Promise<{ readonly id: 
     if (typeof id === "string") return { id, manifest: `${s3Url(t)}/${m.folder}/${m.name}` };
   }
   return undefined;
-}
-
-/**
- * Refuse (an OutputSnapshotError) to deliver snapshot `ours` to a prefix that belongs to another.
- * An S3 failure while looking is an S3OutputError, as an upload's would be.
- */
-export async function checkS3Snapshot(c: S3Client, t: S3Target, ours: string | null | undefined, opts: { readonly db?: string } = {}): Promise<void> {
-  let owner: Awaited<ReturnType<typeof s3Owner>>;
-  try {
-    owner = await s3Owner(c, t);
-  } catch (e) {
-    throw explainS3Error(e, t, "reading which snapshot the prefix belongs to");
-  }
-  if (!owner || owner.id === ours) return;
-  throw ownerRefusal({ where: s3Url(t), id: owner.id, manifest: owner.manifest, ours, db: opts.db, instead: "a new prefix (another --out s3://bucket/prefix, or another sink url" });
-}
-
-/**
- * Before a sync's run: refuse the S3 outputs that belong to another snapshot than the one at
- * `dbPath`. Only that refusal stops the run: a prefix that cannot be read now (network,
- * credentials, no bucket) is left to the delivery after the run, which records why it failed.
- */
-export async function checkS3Before(dbPath: string, outputs: readonly ({ readonly url: string } & S3Options)[]): Promise<void> {
-  if (outputs.length === 0) return;
-  const ours = await snapshotIdAt(dbPath);
-  for (const o of outputs) {
-    const c = await s3Client(o);
-    try {
-      await checkS3Snapshot(c, parseS3Url(o.url, "--out"), ours, { db: dbPath });
-    } catch (e) {
-      if (e instanceof OutputSnapshotError) throw e;
-    } finally {
-      c.destroy();
-    }
-  }
 }

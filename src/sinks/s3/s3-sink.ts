@@ -16,27 +16,34 @@ import { mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { S3Client } from "@aws-sdk/client-s3";
+import { ConfigError } from "../../errors.js";
 import { processAlive } from "../../store/run-lease.js";
 import type { Sink, SinkSession } from "../sink.js";
 import { folderSink, type DeltaFolder, type FileFormat } from "../files/folder-sink.js";
 import { runFolderName, runFolderNames } from "../files/run-folder-name.js";
 import { sameRuns } from "../files/manifest.js";
+import type { LayoutName } from "../files/table-layout.js";
 import { CHECKING_BUCKET, S3Codes, S3OutputError, explainS3Error, s3Client } from "./s3-client.js";
 import { publishFolder, readS3Manifest } from "./publish-folder.js";
-import { checkS3Snapshot } from "./s3-owner.js";
+import { claimS3Prefix } from "./s3-claim.js";
+import { checkS3Layout } from "./s3-layout.js";
 import { s3Output, s3Url, type S3Options, type S3Target } from "./s3-target.js";
+
+/** A sink's S3 options, and the signal that stops its deliveries in flight (SIGINT, SIGTERM: the delivery fails and stays pending). */
+export type S3SinkOptions = S3Options & { readonly signal?: AbortSignal | undefined };
 
 /**
  * @example await deliverToSink(db, s3Sink(parseS3Url("s3://lake/deltas", "--out"), csvFormat, { region: "eu-west-1" }), runId)
  */
-export function s3Sink(t: S3Target, format: FileFormat, opts: S3Options = {}): Sink<DeltaFolder> {
+export function s3Sink(t: S3Target, format: FileFormat, opts: S3SinkOptions = {}): Sink<DeltaFolder> {
   let client: Promise<S3Client> | undefined;
-  const clientOf = (): Promise<S3Client> => (client ??= s3Client(opts));
-  const checkOnce = bucketCheck(t, opts);
+  const clientOf = (): Promise<S3Client> => (client ??= s3Client(opts, { signal: opts.signal }));
+  const checks = prefixChecks(t, opts, "folder");
   return {
     output: s3Output(format.name, t),
     describe: `${s3Url(t)} (${format.name})`,
     perRun: true,
+    prepare: async (id) => checks.prepare(await clientOf(), id),
     async arrived(d) {
       const c = await clientOf();
       for (const name of runFolderNames(d.forRun)) {
@@ -47,9 +54,8 @@ export function s3Sink(t: S3Target, format: FileFormat, opts: S3Options = {}): S
     },
     async open(plan) {
       const c = await clientOf();
-      await checkOnce(c);
-      // Before anything is uploaded: a prefix of another snapshot's runs is refused (s3-owner.ts).
-      await checkS3Snapshot(c, t, plan.facts?.snapshotId);
+      // Made in prepare, unless the store could not be reached then (or no prepare: an export).
+      await checks.open(c, plan.facts?.snapshotId);
       return openStaged(c, t, format, opts, plan);
     },
   };
@@ -71,6 +77,43 @@ async function openStaged(c: S3Client, t: S3Target, format: FileFormat, opts: S3
       await inner.close();
       if (stage) rmSync(stage, { recursive: true, force: true });
       stage = undefined;
+    },
+  };
+}
+
+/**
+ * What a delivery to `t` checks before it uploads anything, once per sink (its deliveries share
+ * checks that passed; failed ones are made again): the bucket ({@link checkBucket}), the layout
+ * (one per prefix, as for a folder: s3-layout.ts), then the prefix claimed for the snapshot (s3-claim.ts). `prepare` runs before the ledger records a
+ * delivery, so that a refusal (another snapshot's prefix) records nothing; a store it cannot reach
+ * is left to `open`, which checks again and whose failure the ledger records.
+ */
+export function prefixChecks(t: S3Target, opts: S3Options, layout: LayoutName): { prepare(c: S3Client, snapshotId: string | null | undefined): Promise<void>; open(c: S3Client, snapshotId: string | null | undefined): Promise<void> } {
+  const bucket = bucketCheck(t, opts);
+  let passed = false;
+  // What prepare met, for open to record: a store that does not answer is waited for once, not twice.
+  let unreached: unknown;
+  const check = async (c: S3Client, id: string | null | undefined): Promise<void> => {
+    await bucket(c);
+    await checkS3Layout(c, t, layout);
+    await claimS3Prefix(c, t, id, opts);
+    passed = true;
+  };
+  return {
+    async prepare(c, id) {
+      try {
+        await check(c, id);
+      } catch (e) {
+        if (e instanceof ConfigError) throw e;
+        unreached = e;
+      }
+    },
+    async open(c, id) {
+      if (passed) return;
+      const e = unreached;
+      unreached = undefined;
+      if (e !== undefined) throw e;
+      await check(c, id);
     },
   };
 }

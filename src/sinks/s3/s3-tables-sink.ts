@@ -15,22 +15,22 @@ import { sameRuns } from "../files/manifest.js";
 import { tableManifest } from "../files/table-layout.js";
 import { tablesSink } from "../files/tables-sink.js";
 import { publishFiles, readS3Manifest } from "./publish-folder.js";
-import { bucketCheck, clearDeadStages, STAGE } from "./s3-sink.js";
+import { clearDeadStages, prefixChecks, STAGE, type S3SinkOptions } from "./s3-sink.js";
 import { s3Client } from "./s3-client.js";
-import { checkS3Snapshot } from "./s3-owner.js";
-import { s3Output, s3Url, type S3Options, type S3Target } from "./s3-target.js";
+import { s3Output, s3Url, type S3Target } from "./s3-target.js";
 
 /**
  * @example await deliverToSink(db, s3TablesSink(parseS3Url("s3://lake/benefits", "--out"), await tablesFormat()), runId)
  */
-export function s3TablesSink(t: S3Target, format: FileFormat, opts: S3Options = {}): Sink<DeltaFolder> {
+export function s3TablesSink(t: S3Target, format: FileFormat, opts: S3SinkOptions = {}): Sink<DeltaFolder> {
   let client: Promise<S3Client> | undefined;
-  const clientOf = (): Promise<S3Client> => (client ??= s3Client(opts));
-  const checkOnce = bucketCheck(t, opts);
+  const clientOf = (): Promise<S3Client> => (client ??= s3Client(opts, { signal: opts.signal }));
+  const checks = prefixChecks(t, opts, "tables");
   return {
     output: s3Output(format.name, t, "tables"),
     describe: `${s3Url(t)} (${format.name} tables)`,
     perRun: true,
+    prepare: async (id) => checks.prepare(await clientOf(), id),
     async arrived(d) {
       const name = tableManifest(d.forRun);
       const m = await readS3Manifest(await clientOf(), t, name.slice(0, name.lastIndexOf("/")), name.slice(name.lastIndexOf("/") + 1));
@@ -38,9 +38,8 @@ export function s3TablesSink(t: S3Target, format: FileFormat, opts: S3Options = 
     },
     async open(plan) {
       const c = await clientOf();
-      await checkOnce(c);
-      // Before anything is uploaded: a prefix of another snapshot's runs is refused (s3-owner.ts).
-      await checkS3Snapshot(c, t, plan.facts?.snapshotId);
+      // Made in prepare, unless the store could not be reached then (or no prepare: an export).
+      await checks.open(c, plan.facts?.snapshotId);
       clearDeadStages();
       let stage: string | undefined = mkdtempSync(join(tmpdir(), `${STAGE}${process.pid}-`));
       const inner = (await tablesSink(stage, format).open(plan)) as SinkSession<DeltaFolder>;
