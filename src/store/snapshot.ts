@@ -16,6 +16,7 @@ import type { Database } from "better-sqlite3";
 import { redact } from "../errors.js";
 import { Checkpoints } from "./checkpoints.js";
 import { asDiskFull, isDiskFull } from "./disk-full.js";
+import { tryEmptyWal } from "./erasure.js";
 import { claimsToVerify, deleteCandidates, type DeleteCandidates } from "./delete-plan.js";
 import { PageApplier } from "./page-apply.js";
 import { PageCache, type KnownPage } from "./page-cache.js";
@@ -224,7 +225,10 @@ export class SnapshotStore {
   finishRun(policy: DeletePolicy, failure?: { code?: string; message: string }): RunOutcome {
     const run = this.active();
     try {
-      return this.lifecycle.finish(run, policy, failure);
+      const outcome = this.lifecycle.finish(run, policy, failure);
+      // What the run replaced (a version amended, versions taken back) leaves the WAL too (erasure.ts).
+      tryEmptyWal(this.db);
+      return outcome;
     } catch (e) {
       if (isDiskFull(e) && !run.dryRun) this.recordFailure(run.runId, "DISK_FULL", (asDiskFull(e, this.db.name) as Error).message);
       throw e;

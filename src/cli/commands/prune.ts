@@ -87,18 +87,22 @@ export async function run(ctx: CommandContext): Promise<number> {
   const removed = Object.values(result.versionsRemoved).reduce((a, b) => a + b, 0);
   if (ctx.globals.json) {
     ctx.stdout.write(
-      `${JSON.stringify({ status: result.runsRemoved + removed > 0 ? "pruned" : "nothing", ...planJson(result.plan), versions: result.versionsRemoved, bytesBefore: result.bytesBefore, bytesAfter: result.bytesAfter, bytesReclaimed: Math.max(0, result.bytesBefore - result.bytesAfter), bytesFree: result.bytesFree, vacuumed: result.vacuumed })}\n`,
+      `${JSON.stringify({ status: result.runsRemoved + removed > 0 ? "pruned" : "nothing", ...planJson(result.plan), versions: result.versionsRemoved, bytesBefore: result.bytesBefore, bytesAfter: result.bytesAfter, bytesReclaimed: Math.max(0, result.bytesBefore - result.bytesAfter), bytesFree: result.bytesFree, vacuumed: result.vacuumed, walEmptied: result.walEmptied })}\n`,
     );
   }
   describePlan({ ...result.plan, versions: result.versionsRemoved }, say, false);
   say(`  The file: ${mb(result.bytesBefore)} -> ${mb(result.bytesAfter)} (${mb(Math.max(0, result.bytesBefore - result.bytesAfter))} given back to the disk${result.vacuumed === "full" ? ", the file rewritten" : ""}).`);
   if (result.vacuumNote) ctx.stderr.write(`benefits-sync prune: ${result.vacuumNote}\n`);
+  if (!result.walEmptied) ctx.stderr.write(`benefits-sync prune: ${WAL_HELD}\n`);
   else if (result.vacuumed === "incremental" && removed > 0) {
     say("  Room the removed versions left inside pages that still hold kept rows stays in the file; `prune --vacuum` (on a quiet snapshot) gives it back too.");
   }
   if (result.bytesFree > 0) say(`  ${mb(result.bytesFree)} stay free inside the file (made before incremental vacuum): later runs reuse them; \`VACUUM\` on a quiet snapshot gives them back.`);
   return ExitCode.OK;
 }
+
+/** What a prune says when a reader kept the WAL from being emptied (erasure.ts). */
+export const WAL_HELD = "another connection held the snapshot's WAL (-wal file), which may still hold copies of what was removed until the next checkpoint: every run's end, or the next prune";
 
 const mb = (b: number): string => `${(b / 1e6).toFixed(1)} MB`;
 const n = (x: number): string => x.toLocaleString("en-US");
