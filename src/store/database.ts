@@ -55,12 +55,17 @@ export function openDatabase(path: string, opts: { readonly?: boolean; progress?
       db.pragma("journal_mode = WAL");
       db.pragma("synchronous = NORMAL");
       db.pragma(`cache_size = ${StoreCacheSize}`);
-      // What a write removes or replaces is overwritten, from the file's first write (erasure.ts).
-      writeUnderErasureRule(db);
+      // What a write removes or replaces is overwritten (erasure.ts): a migration's rewrite of an
+      // existing file's rows included; a new file's schema, which holds no person data yet, is
+      // written without (its zeroed pages would triple the WAL of a first start).
+      if (!created) writeUnderErasureRule(db);
       // A snapshot made by an older benefits-sync is converted here; a long conversion shows its
       // progress on a terminal (migration-progress.ts).
       migrate(db, opts.progress ?? terminalProgress());
-      if (created) markWrittenUnderErasureRule(db);
+      if (created) {
+        writeUnderErasureRule(db);
+        markWrittenUnderErasureRule(db);
+      }
     }
     return db;
   } catch (err) {

@@ -7,11 +7,14 @@
  * earlier frames. A backup taken after a rekey would still join on the old key's tokens; a pruned
  * version would still be readable. What makes the bytes go (measured: removed-bytes.test.ts):
  *
- * 1. `secure_delete` on for every connection that writes the snapshot (openDatabase), from the
- *    file's creation: SQLite writes zeros over each cell it deletes or moves and each page it
- *    frees, when it does so. Turned on only for the command's own writes it is not enough: the
- *    rows' older copies that earlier page splits left in unused room stay (119 of 121 old tokens
- *    after a rekey, 78 of 100 pruned versions' notes).
+ * 1. `secure_delete` for every connection that writes the snapshot (openDatabase), from the
+ *    file's first row: SQLite writes zeros over each cell it deletes or moves, in the pages it
+ *    writes anyway (`FAST`: no page is written for it alone). Turned on only for the command's
+ *    own writes it is not enough: the rows' older copies that earlier page splits left in unused
+ *    room stay (299 of 300 old tokens after a rekey, 78 of 100 pruned versions' notes). `ON`
+ *    (every freed page written as zeros too) for all writers made a first sync's WAL outgrow a
+ *    small disk; a removal command writes under `ON`, and hands the free pages back to the file
+ *    system at its end (incremental vacuum), so pages freed earlier go with their bytes.
  * 2. A file written before this rule (no `erasure` mark in `_meta`) holds such copies from its
  *    past: the first command that removes person data rewrites it whole once (SQLite's VACUUM,
  *    which copies only live rows), then marks it. That needs free disk of twice the file; without
@@ -32,7 +35,7 @@ const MARK = "erasure";
 
 /** For openDatabase: every writable connection writes under the rule, from the file's creation. */
 export function writeUnderErasureRule(db: Database): void {
-  db.pragma("secure_delete = ON");
+  db.pragma("secure_delete = FAST");
 }
 
 /** For openDatabase: a new file, its schema just made, has been written under the rule only. */
@@ -85,6 +88,8 @@ export function startErasure(db: Database): Erasure {
           rewritten = "full";
         } else note = `${note}; older copies of what was removed may stay in the file's unused room until then`;
       }
+      // Pages freed before (by writers under FAST, below) keep their old bytes: handed back to the file system.
+      if (!rewritten && (db.pragma("auto_vacuum", { simple: true }) as number) === 2) db.pragma("incremental_vacuum");
       db.pragma(`secure_delete = ${was}`);
       return { walEmptied: emptyWal(db), ...(rewritten ? { rewritten } : {}), ...(note ? { note } : {}) };
     },
@@ -112,7 +117,7 @@ export function tryFinish(erasure: Erasure): void {
 
 /** Whether `db` writes under the rule now (a rewrite of person data refuses to run without it). */
 export function isErasing(db: Database): boolean {
-  return (db.pragma("secure_delete", { simple: true }) as number) === 1;
+  return (db.pragma("secure_delete", { simple: true }) as number) !== 0;
 }
 
 /** The file's size as SQLite sees it (its pages, those still in the WAL included). */
