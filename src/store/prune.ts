@@ -71,21 +71,36 @@ export class PruneHeldError extends Error {
   }
 }
 
+/** What a prune that failed had removed before it stopped (its steps commit one by one): see {@link prunedBefore}. */
+export interface PruneProgress {
+  /** The runs removed (step 1 committed), the history then starting at `keepFrom`. */
+  runs: readonly number[];
+  keepFrom?: number;
+  versions: number;
+}
+
+/** What the prune that threw `e` had removed, when it was a prune's failure. */
+export function prunedBefore(e: unknown): PruneProgress | undefined {
+  return (e as { prunedBefore?: PruneProgress } | null)?.prunedBefore;
+}
+
 /** Prune to `bound`. Throws {@link PruneHeldError} (nothing changed) when something holds it back. */
 export function prune(db: Database, bound: PruneBound, opts: PruneOptions = {}): PruneResult {
   const erasure = startErasure(db);
+  const so: PruneProgress = { runs: [], versions: 0 };
   let result: Omit<PruneResult, "walEmptied">;
   try {
-    result = pruneSteps(db, bound, opts);
+    result = pruneSteps(db, bound, opts, so);
   } catch (e) {
     tryFinish(erasure);
+    if (e !== null && typeof e === "object" && !(e instanceof PruneHeldError)) Object.defineProperty(e, "prunedBefore", { value: so });
     throw e;
   }
   // The whole rewrite a file written before the rule needs was done above, with the bytes counted.
   return { ...result, walEmptied: erasure.finish({ rewrite: false }).walEmptied };
 }
 
-function pruneSteps(db: Database, bound: PruneBound, opts: PruneOptions): Omit<PruneResult, "walEmptied"> {
+function pruneSteps(db: Database, bound: PruneBound, opts: PruneOptions, so: PruneProgress): Omit<PruneResult, "walEmptied"> {
   const now = opts.now ?? (() => new Date());
   const progress = opts.onProgress ?? (() => {});
   const planOpts = { outputs: opts.outputs ?? [], reconcileJobs: opts.reconcileJobs ?? [], now: now(), forget: opts.forget ?? [] };
@@ -111,6 +126,7 @@ function pruneSteps(db: Database, bound: PruneBound, opts: PruneOptions): Omit<P
     })
     .immediate();
   const { plan, pruneId } = first;
+  if (pruneId !== undefined) Object.assign(so, { runs: plan.runs, keepFrom: plan.keepFrom });
   const below = plan.closedBelow;
   // 2. The closed versions no kept run sees, a batch at a time.
   const batch = opts.batch ?? 20_000;
@@ -123,6 +139,7 @@ function pruneSteps(db: Database, bound: PruneBound, opts: PruneOptions): Omit<P
       const n = db.transaction(() => del.run(below, batch).changes).immediate();
       removed[r] += n;
       done += n;
+      so.versions = done;
       if (n > 0) progress(`closed versions (${r})`, done, total);
       if (n < batch) break;
     }

@@ -13,9 +13,9 @@
  * | delete-plan.ts     | which records a walk proves gone, and the delete guard                 |
  */
 import type { Database } from "better-sqlite3";
-import { redact } from "../errors.js";
+import { DiskFullError, redact } from "../errors.js";
 import { Checkpoints } from "./checkpoints.js";
-import { asDiskFull, isDiskFull } from "./disk-full.js";
+import { asDiskFull } from "./disk-full.js";
 import { tryEmptyWal } from "./erasure.js";
 import { claimsToVerify, deleteCandidates, type DeleteCandidates } from "./delete-plan.js";
 import { PageApplier } from "./page-apply.js";
@@ -230,7 +230,9 @@ export class SnapshotStore {
       tryEmptyWal(this.db);
       return outcome;
     } catch (e) {
-      if (isDiskFull(e) && !run.dryRun) this.recordFailure(run.runId, "DISK_FULL", (asDiskFull(e, this.db.name) as Error).message);
+      // A full disk may come as "disk I/O error" (disk-full.ts): the file system is asked.
+      const full = asDiskFull(e, this.db.name);
+      if (full instanceof DiskFullError && !run.dryRun) this.recordFailure(run.runId, "DISK_FULL", full.message);
       throw e;
     } finally {
       this.run = undefined;
