@@ -16,9 +16,10 @@
  *    small disk; a removal command writes under `ON`, and hands the free pages back to the file
  *    system at its end (incremental vacuum), so pages freed earlier go with their bytes.
  * 2. A file written before this rule (no `erasure` mark in `_meta`) holds such copies from its
- *    past: the first command that removes person data rewrites it whole once (SQLite's VACUUM,
- *    which copies only live rows), then marks it. That needs free disk of twice the file; without
- *    it the command says so and what to do.
+ *    past: the first `prune` that removes something, or `pii rekey`, rewrites it whole once
+ *    (SQLite's VACUUM, which copies only live rows), then marks it. That needs free disk of twice
+ *    the file; without it the command says so and what to do. The SSN rule's scrub does not (it
+ *    runs at a sync's start): on such a file, older copies of what it masked may stay until then.
  * 3. The command's end: the WAL checkpointed and truncated (the file's pages hold the zeros only
  *    then; the WAL's earlier frames hold the pages as they were). The SHM holds only the WAL's
  *    index, never row bytes. A reader holding a read transaction past the busy timeout keeps the
@@ -96,16 +97,6 @@ export function startErasure(db: Database): Erasure {
   };
 }
 
-/** `work` under the rule (see {@link startErasure}); the WAL is emptied whether it returns or throws. */
-export function erasing<T>(db: Database, work: () => T): T {
-  const erasure = startErasure(db);
-  try {
-    return work();
-  } finally {
-    tryFinish(erasure);
-  }
-}
-
 /** On a failure's way out (no whole rewrite): the checkpoint may fail too (a full disk), and the failure is the one said. */
 export function tryFinish(erasure: Erasure): void {
   try {
@@ -117,7 +108,7 @@ export function tryFinish(erasure: Erasure): void {
 
 /** Whether `db` writes under the rule now (a rewrite of person data refuses to run without it). */
 export function isErasing(db: Database): boolean {
-  return (db.pragma("secure_delete", { simple: true }) as number) !== 0;
+  return (db.pragma("secure_delete", { simple: true }) as number) === 1;
 }
 
 /** The file's size as SQLite sees it (its pages, those still in the WAL included). */
