@@ -20,7 +20,7 @@ if (mode === "prune") {
   const ms = performance.now() - t0;
   db.close();
   const removed = Object.values(r.versionsRemoved).reduce((a, b) => a + b, 0);
-  process.stdout.write(`${JSON.stringify({ ms, removed, runs: r.runsRemoved, keepFrom: r.plan.keepFrom, bytesBefore: r.bytesBefore, bytesAfter: r.bytesAfter, maxRssMb: maxRssMb() })}\n`);
+  process.stdout.write(`${JSON.stringify({ ms, removed, runs: r.runsRemoved, keepFrom: r.plan.keepFrom, bytesBefore: r.bytesBefore, bytesAfter: r.bytesAfter, full: r.vacuumed === "full" ? 1 : 0, maxRssMb: maxRssMb() })}\n`);
 } else if (mode === "plain") {
   // Baseline: the fastest plain way to do the same work: in one transaction, one DELETE per version
   // table of what ended before the first kept run (through the same schema, so the versions' JSON,

@@ -281,11 +281,11 @@ export class DiskFullError extends BenefitsSyncError {
   readonly path: string;
   /** Bytes free to this user on the snapshot's file system when the write failed, when known. */
   readonly freeBytes: number | undefined;
-  constructor(path: string, freeBytes: number | undefined, free: string, dir: string, cause?: unknown) {
+  /** `then`: what to do once there is space (by default sync's: run it again, it resumes the walk). */
+  constructor(path: string, freeBytes: number | undefined, free: string, dir: string, cause?: unknown, then = "run sync again: it resumes this run's walk") {
     super(
       `disk full: the snapshot ${path} could not be written: ${free} free on the file system that holds ${dir}. ` +
-        "Nothing of the step that failed was kept. Free space there (or move the snapshot and its files beside it elsewhere and point --db at it), " +
-        "then run sync again: it resumes this run's walk",
+        `Nothing of the step that failed was kept. Free space there (or move the snapshot and its files beside it elsewhere and point --db at it), then ${then}`,
       cause === undefined ? undefined : { cause },
     );
     this.path = path;

@@ -55,7 +55,7 @@ export interface SchedulerOptions {
   /** Told each run's end: its job, how it ended and its seconds (the `/metrics` histogram, scheduler-metrics.ts). */
   readonly onOutcome?: (job: string, outcome: RunOutcome, seconds: number) => void;
   /** After a sync job succeeded: the history retention (retention.ts), its log line. */
-  readonly retain?: () => LogEvent;
+  readonly retain?: () => LogEvent | Promise<LogEvent>;
 }
 
 /** How a fire ended: the run's status, or why it did not run. */
@@ -212,7 +212,7 @@ export class Scheduler {
       ...(report.deliveries?.length ? { sinks: sinksReceived(report.deliveries) } : {}),
       ...("reconcile" in report ? { reconcile: report.reconcile } : {}),
     });
-    if (outcome === "succeeded" && !("reconcile" in report) && this.o.retain) this.o.log({ ...this.o.retain(), job: job.name });
+    if (outcome === "succeeded" && !("reconcile" in report) && this.o.retain) this.o.log({ ...(await this.o.retain()), job: job.name });
     this.refreshTextfile();
     await this.tell(job, outcome === "succeeded" ? "success" : "fail");
     this.notified(job, await notifyJob(this.o.notifyUrl, job.name, report));

@@ -4,6 +4,7 @@ import { chmodSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { SnapshotPathError } from "../errors.js";
 import { asDiskFull } from "./disk-full.js";
+import { markWrittenUnderErasureRule, writeUnderErasureRule } from "./erasure.js";
 import { terminalProgress, type MigrationProgress } from "./migration-progress.js";
 import { migrate } from "./migrations.js";
 import { StoreCacheSize } from "./bulk-build.js";
@@ -14,7 +15,8 @@ import { createSqliteFile } from "./sqlite-file.js";
 /**
  * Open (or create) the snapshot file: refused, untouched, when it is not ours (see
  * snapshot-file.ts); mode 0600 before SQLite writes a byte (SQLite gives the
- * -wal and -shm files the database's mode), WAL, a busy timeout, and the latest schema. No raw
+ * -wal and -shm files the database's mode), WAL, a busy timeout, the latest schema, and SQLite's
+ * secure_delete (erasure.ts: what a write removes does not stay in the file). No raw
  * descriptor of the file is ever opened (sqlite-file.ts: it would drop the locks of the
  * connections this process, its worker threads included, holds on it).
  *
@@ -44,7 +46,8 @@ export function openDatabase(path: string, opts: { readonly?: boolean; progress?
       // Set before the first table exists (it cannot change afterwards): the pages a run borrows for
       // its seen ids are handed back to the file system when it ends, so an unchanged re-sync does
       // not grow the file.
-      if (db.pragma("user_version", { simple: true }) === 0) {
+      const created = db.pragma("user_version", { simple: true }) === 0;
+      if (created) {
         // 16 KB pages (SQLite's default is 4 KB): a version row is about 1 KB, and on the
         // benchmark's 100k-member first load, writing and indexing took 20% less time (measured
         // at 4, 8, 16, 32 and 64 KB). A snapshot created before keeps its page size. Set before
@@ -55,9 +58,17 @@ export function openDatabase(path: string, opts: { readonly?: boolean; progress?
       db.pragma("journal_mode = WAL");
       db.pragma("synchronous = NORMAL");
       db.pragma(`cache_size = ${StoreCacheSize}`);
+      // What a write removes or replaces is overwritten (erasure.ts): a migration's rewrite of an
+      // existing file's rows included; a new file's schema, which holds no person data yet, is
+      // written without (its zeroed pages would triple the WAL of a first start).
+      if (!created) writeUnderErasureRule(db);
       // A snapshot made by an older benefits-sync is converted here; a long conversion shows its
       // progress on a terminal (migration-progress.ts).
       migrate(db, opts.progress ?? terminalProgress());
+      if (created) {
+        writeUnderErasureRule(db);
+        markWrittenUnderErasureRule(db);
+      }
     }
     return db;
   } catch (err) {

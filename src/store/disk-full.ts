@@ -7,7 +7,10 @@ import { statfsSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { DiskFullError } from "../errors.js";
 
-const FULL_CODES = new Set(["SQLITE_FULL", "ENOSPC", "DISK_FULL"]);
+// SQLITE_IOERR_SHMSIZE: the -shm file could not grow (its file system full), which SQLite calls "disk I/O error".
+const FULL_CODES = new Set(["SQLITE_FULL", "ENOSPC", "DISK_FULL", "SQLITE_IOERR_SHMSIZE"]);
+/** Below this free, any other write error of SQLite's ("disk I/O error") is the disk being full. */
+const NEARLY_FULL = 1 << 20;
 
 /** Whether an error is the disk (or its quota) being full. */
 export function isDiskFull(e: unknown): boolean {
@@ -21,17 +24,25 @@ export function isDiskFull(e: unknown): boolean {
  * @example
  * catch (e) { throw asDiskFull(e, "/data/snap.db"); }
  */
-export function asDiskFull(e: unknown, path: string): unknown {
-  if (!isDiskFull(e) || e instanceof DiskFullError) return e;
+export function asDiskFull(e: unknown, path: string, then?: string): unknown {
+  if (e instanceof DiskFullError) return then === undefined ? e : new DiskFullError(e.path, e.freeBytes, freeText(e.freeBytes), dirname(resolve(e.path)), e.cause ?? e, then);
   const dir = dirname(resolve(path));
-  let freeBytes: number | undefined;
+  const freeBytes = freeAt(dir);
+  const code = (e as { code?: unknown } | null)?.code;
+  const ioerr = typeof code === "string" && code.startsWith("SQLITE_IOERR") && freeBytes !== undefined && freeBytes < NEARLY_FULL;
+  if (!isDiskFull(e) && !ioerr) return e;
+  return new DiskFullError(path, freeBytes, freeText(freeBytes), dir, e, then);
+}
+
+const freeText = (freeBytes: number | undefined) => (freeBytes === undefined ? "an unknown amount" : formatBytes(freeBytes));
+
+function freeAt(dir: string): number | undefined {
   try {
     const fs = statfsSync(dir);
-    freeBytes = fs.bavail * fs.bsize;
+    return fs.bavail * fs.bsize;
   } catch {
-    freeBytes = undefined;
+    return undefined;
   }
-  return new DiskFullError(path, freeBytes, freeBytes === undefined ? "an unknown amount" : formatBytes(freeBytes), dir, e);
 }
 
 /** `0 bytes`, `512 bytes`, `16.0 KB`, `1.5 MB`, `2.3 GB` (1 KB = 1024 bytes). */

@@ -15,12 +15,14 @@
  *    and the next prune removes the rest;
  * 3. the free pages handed back, a slice at a time, with a checkpoint after each (the WAL stays small).
  *
+ * All of it under the erasure rule (erasure.ts): what it removed is zeros in the file once it
+ * returns, and the WAL is emptied, so removed history is not readable in the file's bytes.
+ *
  * A sync may run beside it: it writes versions of runs after the first kept, which a prune never
  * touches; they take turns at the write lock.
  */
 import type { Database } from "better-sqlite3";
-import { statfsSync } from "node:fs";
-import { dirname } from "node:path";
+import { pageBytes, rewriteWhole, startErasure, tryEmptyWal as checkpoint, tryFinish, wholeRewriteRefusal, writtenUnderErasureRule } from "./erasure.js";
 import { closedBefore, planPrune, type KnownOutput, type PruneBound, type PrunePlan } from "./prune-plan.js";
 import { StoredResources, type StoredResource } from "./resources.js";
 
@@ -57,6 +59,8 @@ export interface PruneResult {
   /** How the file was compacted: `full` (VACUUM), or `incremental` (a full one asked for falls back to it, saying why in `vacuumNote`). */
   readonly vacuumed: "incremental" | "full";
   readonly vacuumNote?: string;
+  /** The WAL was emptied after (erasure.ts); false: a reader held it, and what was removed leaves it at the next checkpoint. */
+  readonly walEmptied: boolean;
 }
 
 /** Thrown when something still needs the history the bound would remove; nothing was changed. */
@@ -67,11 +71,36 @@ export class PruneHeldError extends Error {
   }
 }
 
-/** The file's size as SQLite sees it (its pages, those still in the WAL included). */
-const pageBytes = (db: Database): number => (db.pragma("page_count", { simple: true }) as number) * (db.pragma("page_size", { simple: true }) as number);
+/** What a prune that failed had removed before it stopped (its steps commit one by one): see {@link prunedBefore}. */
+export interface PruneProgress {
+  /** The runs removed (step 1 committed), the history then starting at `keepFrom`. */
+  runs: readonly number[];
+  keepFrom?: number;
+  versions: number;
+}
+
+/** What the prune that threw `e` had removed, when it was a prune's failure. */
+export function prunedBefore(e: unknown): PruneProgress | undefined {
+  return (e as { prunedBefore?: PruneProgress } | null)?.prunedBefore;
+}
 
 /** Prune to `bound`. Throws {@link PruneHeldError} (nothing changed) when something holds it back. */
 export function prune(db: Database, bound: PruneBound, opts: PruneOptions = {}): PruneResult {
+  const erasure = startErasure(db);
+  const so: PruneProgress = { runs: [], versions: 0 };
+  let result: Omit<PruneResult, "walEmptied">;
+  try {
+    result = pruneSteps(db, bound, opts, so);
+  } catch (e) {
+    tryFinish(erasure);
+    if (e !== null && typeof e === "object" && !(e instanceof PruneHeldError)) Object.defineProperty(e, "prunedBefore", { value: so });
+    throw e;
+  }
+  // The whole rewrite a file written before the rule needs was done above, with the bytes counted.
+  return { ...result, walEmptied: erasure.finish({ rewrite: false }).walEmptied };
+}
+
+function pruneSteps(db: Database, bound: PruneBound, opts: PruneOptions, so: PruneProgress): Omit<PruneResult, "walEmptied"> {
   const now = opts.now ?? (() => new Date());
   const progress = opts.onProgress ?? (() => {});
   const planOpts = { outputs: opts.outputs ?? [], reconcileJobs: opts.reconcileJobs ?? [], now: now(), forget: opts.forget ?? [] };
@@ -97,6 +126,7 @@ export function prune(db: Database, bound: PruneBound, opts: PruneOptions = {}):
     })
     .immediate();
   const { plan, pruneId } = first;
+  if (pruneId !== undefined) Object.assign(so, { runs: plan.runs, keepFrom: plan.keepFrom });
   const below = plan.closedBelow;
   // 2. The closed versions no kept run sees, a batch at a time.
   const batch = opts.batch ?? 20_000;
@@ -109,6 +139,7 @@ export function prune(db: Database, bound: PruneBound, opts: PruneOptions = {}):
       const n = db.transaction(() => del.run(below, batch).changes).immediate();
       removed[r] += n;
       done += n;
+      so.versions = done;
       if (n > 0) progress(`closed versions (${r})`, done, total);
       if (n < batch) break;
     }
@@ -117,20 +148,15 @@ export function prune(db: Database, bound: PruneBound, opts: PruneOptions = {}):
     const versions = Object.values(removed).reduce((a, b) => a + b, 0);
     db.prepare("UPDATE _prunes SET versions = ?, finished_at = ? WHERE prune_id = ?").run(versions, now().toISOString(), pruneId);
   }
-  // 3. The file gives its free pages back (or is rewritten whole).
-  const note = opts.vacuum === "full" ? fullVacuumRefusal(db) : undefined;
-  const full = opts.vacuum === "full" && note === undefined;
+  // 3. The file gives its free pages back, or is rewritten whole: asked for, or the first removal
+  // from a file written before the erasure rule, whose unused room holds older copies of rows.
+  const stale = plan.runs.length + done > 0 && !writtenUnderErasureRule(db);
+  const refusal = opts.vacuum === "full" || stale ? wholeRewriteRefusal(db) : undefined;
+  const full = (opts.vacuum === "full" || stale) && refusal === undefined;
+  const note = refusal === undefined ? undefined : stale ? `${refusal}: older copies of the removed history stay readable in the file's unused room until then` : `--vacuum: ${refusal}; the free pages were given back instead`;
   if (full) {
     progress("rewriting the file (VACUUM)", 0, 1);
-    // VACUUM's memory follows the page cache (100,000 members: 206 MB at the store's 32 MB cache,
-    // 57 MB at 2 MB, and no slower: 2.7 s against 2.6 s).
-    const cache = db.pragma("cache_size", { simple: true }) as number;
-    db.pragma("cache_size = -2048");
-    try {
-      db.exec("VACUUM");
-    } finally {
-      db.pragma(`cache_size = ${cache}`);
-    }
+    rewriteWhole(db);
     checkpoint(db);
   }
   const bytesFree = vacuum(db, opts.vacuumPages ?? 16_384, progress);
@@ -162,30 +188,6 @@ function removeRuns(db: Database, keep: number, pruneId: number): void {
   ).run(pruneId, keep, keep);
   for (const t of ["_run_counts", "_walk", "_quarantine"]) db.prepare(`DELETE FROM ${t} WHERE run_id < ?`).run(keep);
   db.prepare("DELETE FROM _runs WHERE run_id < ?").run(keep);
-}
-
-/** Why a full VACUUM cannot run here (too little free disk), or undefined when it can. */
-function fullVacuumRefusal(db: Database): string | undefined {
-  if (db.name === ":memory:") return undefined;
-  const size = pageBytes(db);
-  const fs = statfsSync(dirname(db.name));
-  const free = fs.bavail * fs.bsize;
-  if (free >= 2 * size) return undefined;
-  return `--vacuum needs free disk of twice the file (${Math.round((2 * size) / 1e6)} MB; ${Math.round(free / 1e6)} MB free beside it): the free pages were given back instead`;
-}
-
-/** Copy the WAL into the file and truncate it, if no other connection is in the way: never waits for one. */
-function checkpoint(db: Database): void {
-  if (db.name === ":memory:") return;
-  const timeout = db.pragma("busy_timeout", { simple: true }) as number;
-  try {
-    db.pragma("busy_timeout = 0");
-    db.pragma("wal_checkpoint(TRUNCATE)");
-  } catch {
-    // A reader holds the WAL: the file gives the pages back at a later checkpoint.
-  } finally {
-    db.pragma(`busy_timeout = ${timeout}`);
-  }
 }
 
 /**

@@ -16,6 +16,7 @@ import { journalsWithOpenWrites } from "../eligibility/apply-journal.js";
 import { refreshTypedSql } from "./analyst-schema.js";
 import { canonicalJson } from "./canonical.js";
 import { openDatabase } from "./database.js";
+import { startErasure, tryFinish } from "./erasure.js";
 import { PII_KEY_CHECK_META, piiKeyCheck, readPiiKeyCheck, snapshotIdOf } from "./pii-key-identity.js";
 import { ssnToken } from "./pii.js";
 import { HmacSearcher, TRIES_PER_LAST4, targetsOf } from "./rekey-hmac.js";
@@ -74,6 +75,12 @@ export interface RekeyReport {
   readonly keyFile?: string;
   /** An earlier rekey had committed without renaming its key file: that was finished, and nothing else done. */
   readonly completedPending?: boolean;
+  /** The WAL was emptied after the rewrite (erasure.ts); false: a reader held it, the old tokens leave it at the next checkpoint. */
+  readonly walEmptied?: boolean;
+  /** The file, written before the erasure rule, was rewritten whole (VACUUM) so that no older copy of an old token stays. */
+  readonly rewrittenWhole?: boolean;
+  /** Why it could not be (too little disk): older copies of old tokens may stay in the file until `prune --vacuum`. */
+  readonly fileNote?: string;
 }
 
 /** A version's data that may hold a token (a `…_token` key, or `[ssn:` in text). */
@@ -108,9 +115,12 @@ export async function rekeySnapshot(o: RekeyOptions): Promise<RekeyReport> {
       onProgress: (done, total) => o.progress?.step("finding the digits of each token", done, total),
     });
     let written: Written;
+    // Under the erasure rule (erasure.ts): no token of the old key left in the file's bytes.
+    const erasure = startErasure(db);
     try {
       db.exec("BEGIN IMMEDIATE");
     } catch (e) {
+      tryFinish(erasure);
       throw isBusy(e) ? lockedError(db, lease) : e;
     }
     try {
@@ -123,12 +133,17 @@ export async function rekeySnapshot(o: RekeyOptions): Promise<RekeyReport> {
     } catch (e) {
       if (db.inTransaction) db.exec("ROLLBACK");
       if (o.newKey === undefined) rmSync(pendingKeyPath(o.dbPath), { force: true });
+      tryFinish(erasure);
       throw e;
     }
     o.afterCommit?.();
     if (written.keyFile) installPendingKey(o.dbPath, written.keyFile);
-    db.pragma("wal_checkpoint(TRUNCATE)");
+    // A file written before the rule is rewritten whole here: its unused room holds older copies.
+    const erased = erasure.finish();
     return {
+      walEmptied: erased.walEmptied,
+      ...(erased.rewritten ? { rewrittenWhole: true } : {}),
+      ...(erased.note ? { fileNote: erased.note } : {}),
       ...counts(census, unpaired.length),
       dryRun: false,
       recovered: recovery.found.size,

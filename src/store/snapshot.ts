@@ -13,9 +13,10 @@
  * | delete-plan.ts     | which records a walk proves gone, and the delete guard                 |
  */
 import type { Database } from "better-sqlite3";
-import { redact } from "../errors.js";
+import { DiskFullError, redact } from "../errors.js";
 import { Checkpoints } from "./checkpoints.js";
-import { asDiskFull, isDiskFull } from "./disk-full.js";
+import { asDiskFull } from "./disk-full.js";
+import { tryEmptyWal } from "./erasure.js";
 import { claimsToVerify, deleteCandidates, type DeleteCandidates } from "./delete-plan.js";
 import { PageApplier } from "./page-apply.js";
 import { PageCache, type KnownPage } from "./page-cache.js";
@@ -224,9 +225,14 @@ export class SnapshotStore {
   finishRun(policy: DeletePolicy, failure?: { code?: string; message: string }): RunOutcome {
     const run = this.active();
     try {
-      return this.lifecycle.finish(run, policy, failure);
+      const outcome = this.lifecycle.finish(run, policy, failure);
+      // What the run replaced (a version amended, versions taken back) leaves the WAL too (erasure.ts).
+      tryEmptyWal(this.db);
+      return outcome;
     } catch (e) {
-      if (isDiskFull(e) && !run.dryRun) this.recordFailure(run.runId, "DISK_FULL", (asDiskFull(e, this.db.name) as Error).message);
+      // A full disk may come as "disk I/O error" (disk-full.ts): the file system is asked.
+      const full = asDiskFull(e, this.db.name);
+      if (full instanceof DiskFullError && !run.dryRun) this.recordFailure(run.runId, "DISK_FULL", full.message);
       throw e;
     } finally {
       this.run = undefined;

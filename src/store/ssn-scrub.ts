@@ -5,12 +5,12 @@
  * first run under the current rule (`SSN_RULE_VERSION`) rewrites them in place: versions (data,
  * hash and the typed columns read from data; no new version, no change recorded: the record is
  * the same), quarantined excerpts and run errors. Done once per rule version (kept in `_meta`),
- * with SQLite's secure_delete on and the WAL checkpointed after, so the old bytes do not linger
- * in free pages or the log.
+ * under the erasure rule (erasure.ts), so the old bytes do not linger in free pages or the log.
  */
 import type { Database, Statement } from "better-sqlite3";
 import { jsonMayHoldSsn, maskSsnText, SSN_RULE_VERSION } from "../pii/ssn-key.js";
 import { canonicalJson, type SsnMasker } from "./canonical.js";
+import { startErasure, tryFinish } from "./erasure.js";
 import { StoredResources, type StoredResource } from "./resources.js";
 import { rewriteVersionsInPlace } from "./version-rewrite.js";
 import { versionStatements } from "./versions.js";
@@ -28,8 +28,7 @@ export function scrubStoredSsns(db: Database, masker: SsnMasker | undefined, ids
   const done = db.prepare("SELECT value FROM _meta WHERE key = ?").pluck().get(META_KEY);
   if (done === SSN_RULE_VERSION) return 0;
   let rewritten = 0;
-  const secure = db.pragma("secure_delete", { simple: true }) as number;
-  db.pragma("secure_delete = ON");
+  const erasure = startErasure(db);
   try {
     // Immediate: it reads before it writes, and SQLite answers SQLITE_BUSY at once (no busy wait)
     // to a reader that wants to write while another connection writes. Checked again under the
@@ -45,9 +44,8 @@ export function scrubStoredSsns(db: Database, masker: SsnMasker | undefined, ids
       db.prepare("INSERT INTO _meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value").run(META_KEY, SSN_RULE_VERSION);
     }).immediate();
   } finally {
-    db.pragma(`secure_delete = ${secure}`);
+    tryFinish(erasure);
   }
-  if (rewritten > 0) db.pragma("wal_checkpoint(TRUNCATE)");
   return rewritten;
 }
 

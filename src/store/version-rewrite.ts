@@ -1,9 +1,11 @@
 /**
  * Rewriting stored versions in place (no new version, no change recorded: the record is the
  * same), as the SSN rule's scrub and `pii rekey` do: each version's data and hash, in batches,
- * since a read cannot stay open across writes on one connection.
+ * since a read cannot stay open across writes on one connection. Only under the erasure rule
+ * (erasure.ts): the text replaced must not stay in the file.
  */
 import type { Database } from "better-sqlite3";
+import { isErasing } from "./erasure.js";
 import { versionHash } from "./prepare-page.js";
 
 const BATCH = 1000;
@@ -14,6 +16,7 @@ const BATCH = 1000;
  * hears its vid. Returns how many were rewritten.
  */
 export function rewriteVersionsInPlace(db: Database, resource: string, where: string, rewrite: (data: string) => string | undefined, written?: (vid: number, n: number) => void): number {
+  if (!isErasing(db)) throw new Error("rewriteVersionsInPlace: versions are rewritten only under the erasure rule (startErasure, erasure.ts)");
   // The JSON of every version, its row's or not: \`where\` reads \`data\` (or nothing).
   const read = db.prepare(`SELECT vid, data FROM _${resource}_d WHERE vid > ? AND (${where}) ORDER BY vid LIMIT ${BATCH}`).raw();
   const write = db.prepare(`UPDATE _${resource}_d SET data = ?, hash = ? WHERE vid = ?`);

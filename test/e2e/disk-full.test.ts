@@ -39,7 +39,7 @@ async function syncOnDisk(size: string): Promise<{ disk: string; db: string; env
  * Two ways to fill: in 6 MB the embedded sandbox's first walk fills the disk (the new snapshot is
  * about 1 MB, a finished one about 4 MB, the WAL more while it runs); in the largest disk that
  * still fills, the walk fits and a late write does not. That size depends on the sandbox's data
- * and the store's layout, so it is found (the largest of 11 MB down to 7 MB whose sync fails),
+ * and the store's layout, so it is found (the largest of 8 MB down to 6.125 MB, by 128 KB, whose sync fails),
  * not written down.
  */
 const disks: [string, () => Promise<Awaited<ReturnType<typeof syncOnDisk>>>][] = [
@@ -47,11 +47,11 @@ const disks: [string, () => Promise<Awaited<ReturnType<typeof syncOnDisk>>>][] =
   [
     "the largest that still fills",
     async () => {
-      for (let mb = 11; mb >= 7; mb--) {
-        const attempt = await syncOnDisk(`${mb}m`);
+      for (let kb = 8 * 1024; kb > 6 * 1024; kb -= 128) {
+        const attempt = await syncOnDisk(`${kb}k`);
         if (attempt.full.code !== 0) return attempt;
       }
-      throw new Error("a first sync fitted in every disk from 11 MB down to 7 MB: the sizes no longer bracket the snapshot");
+      throw new Error("a first sync fitted in every disk from 8 MB down to 6.125 MB: the sizes no longer bracket the snapshot");
     },
   ],
 ];

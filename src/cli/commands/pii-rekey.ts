@@ -52,6 +52,8 @@ export async function run(ctx: CommandContext): Promise<number> {
     progress.done();
     if (ctx.globals.json) ctx.stdout.write(`${JSON.stringify({ command: "pii rekey", ...report })}\n`);
     else if (!ctx.globals.quiet) ctx.stdout.write(describe(report, config.db, config.piiKey !== undefined));
+    if (report.fileNote) ctx.stderr.write(`benefits-sync pii rekey: ${report.fileNote}\n`);
+    if (report.walEmptied === false) ctx.stderr.write("benefits-sync pii rekey: another connection held the snapshot's WAL (-wal file), which may still hold old tokens until the next checkpoint (every run's end)\n");
     return ExitCode.OK;
   } catch (e) {
     progress.done();

@@ -8,7 +8,7 @@ import type { Config } from "../../config/schema.js";
 import { SnapshotBusyError } from "../../errors.js";
 import { UsageError } from "../../input-errors.js";
 import type { KnownOutput, PruneBound, PrunePlan } from "../../store/prune-plan.js";
-import type { PruneResult } from "../../store/prune.js";
+import type { PruneProgress, PruneResult } from "../../store/prune.js";
 import type { CommandContext } from "../context.js";
 import { ExitCode } from "../exit-codes.js";
 import { requireSnapshot } from "../snapshot-to-read.js";
@@ -62,8 +62,9 @@ export async function run(ctx: CommandContext): Promise<number> {
     }
   }
   const { openDatabase } = await import("../../store/database.js");
-  const { prune, PruneHeldError } = await import("../../store/prune.js");
+  const { prune, PruneHeldError, prunedBefore } = await import("../../store/prune.js");
   const { asSnapshotBusy } = await import("../../store/snapshot-busy.js");
+  const { asDiskFull } = await import("../../store/disk-full.js");
   const progress = progressLine(ctx);
   let result: PruneResult;
   try {
@@ -82,22 +83,35 @@ export async function run(ctx: CommandContext): Promise<number> {
       ctx.stderr.write(`benefits-sync prune: ${busy.message.replace(/; nothing was changed\./, "; what this prune had removed before it stays removed.")} Run the prune again: it goes on from there.\n`);
       return ExitCode.BUSY;
     }
-    throw busy;
+    // A full disk (SQLite may call it "disk I/O error"): said as sync says it, with what was removed before.
+    throw asDiskFull(busy, config.db, againAfter(prunedBefore(e)));
   }
   const removed = Object.values(result.versionsRemoved).reduce((a, b) => a + b, 0);
   if (ctx.globals.json) {
     ctx.stdout.write(
-      `${JSON.stringify({ status: result.runsRemoved + removed > 0 ? "pruned" : "nothing", ...planJson(result.plan), versions: result.versionsRemoved, bytesBefore: result.bytesBefore, bytesAfter: result.bytesAfter, bytesReclaimed: Math.max(0, result.bytesBefore - result.bytesAfter), bytesFree: result.bytesFree, vacuumed: result.vacuumed })}\n`,
+      `${JSON.stringify({ status: result.runsRemoved + removed > 0 ? "pruned" : "nothing", ...planJson(result.plan), versions: result.versionsRemoved, bytesBefore: result.bytesBefore, bytesAfter: result.bytesAfter, bytesReclaimed: Math.max(0, result.bytesBefore - result.bytesAfter), bytesFree: result.bytesFree, vacuumed: result.vacuumed, walEmptied: result.walEmptied })}\n`,
     );
   }
   describePlan({ ...result.plan, versions: result.versionsRemoved }, say, false);
   say(`  The file: ${mb(result.bytesBefore)} -> ${mb(result.bytesAfter)} (${mb(Math.max(0, result.bytesBefore - result.bytesAfter))} given back to the disk${result.vacuumed === "full" ? ", the file rewritten" : ""}).`);
   if (result.vacuumNote) ctx.stderr.write(`benefits-sync prune: ${result.vacuumNote}\n`);
+  if (!result.walEmptied) ctx.stderr.write(`benefits-sync prune: ${WAL_HELD}\n`);
   else if (result.vacuumed === "incremental" && removed > 0) {
     say("  Room the removed versions left inside pages that still hold kept rows stays in the file; `prune --vacuum` (on a quiet snapshot) gives it back too.");
   }
   if (result.bytesFree > 0) say(`  ${mb(result.bytesFree)} stay free inside the file (made before incremental vacuum): later runs reuse them; \`VACUUM\` on a quiet snapshot gives them back.`);
   return ExitCode.OK;
+}
+
+/** What a prune says when a reader kept the WAL from being emptied (erasure.ts). */
+export const WAL_HELD = "another connection held the snapshot's WAL (-wal file), which may still hold copies of what was removed until the next checkpoint: every run's end, or the next prune";
+
+/** What to do once there is space again, and what the prune that stopped had removed (its steps commit one by one). */
+function againAfter(so: PruneProgress | undefined): string {
+  const r = so?.runs ?? [];
+  if (r.length === 0 && (so?.versions ?? 0) === 0) return "run the prune again: this one removed nothing";
+  const runs = r.length > 0 ? `runs ${r[0]} to ${r[r.length - 1]} were removed (the history starts at run ${so!.keepFrom})` : "no run was removed";
+  return `run the prune again: it goes on from where it stopped. Before it stopped, ${runs} and ${n(so!.versions)} closed versions; they stay removed`;
 }
 
 const mb = (b: number): string => `${(b / 1e6).toFixed(1)} MB`;

@@ -20,9 +20,10 @@ export async function run(ctx: CommandContext): Promise<number> {
   const db = openDatabase(config.db);
   const log = jsonLines(ctx.stdout);
   const metrics = ctx.options.metricsPort !== undefined ? (await import("../../jobs/scheduler-metrics.js")).schedulerRegistry(db, jobs) : undefined;
-  // schedule.retention: a prune after each successful sync (jobs/retention.ts), held back by what the config and the ledger still need.
+  // schedule.retention: a prune after each successful sync (jobs/retention.ts), held back by what the
+  // config and the ledger still need, on its own thread: `/metrics` and the signals answer meanwhile.
   const retention = config.schedule.retention
-    ? { retain: (await import("../../jobs/retention.js")).retain, holders: await (await import("./prune.js")).pruneHolders(config, ctx.env, ctx.cwd) }
+    ? { retain: (await import("../../jobs/retention.js")).retainOffThread, holders: await (await import("./prune.js")).pruneHolders(config, ctx.env, ctx.cwd) }
     : undefined;
   const scheduler = new Scheduler({
     jobs,
@@ -37,7 +38,7 @@ export async function run(ctx: CommandContext): Promise<number> {
       metrics?.onOutcome(job, outcome, seconds);
       recordJobRun(job, outcome, seconds);
     },
-    ...(retention ? { retain: () => retention.retain(db, config.schedule.retention!, retention.holders) } : {}),
+    ...(retention ? { retain: () => retention.retain(config.db, config.schedule.retention!, retention.holders) } : {}),
     run: (job, signal) => runJob(job, { config, env: ctx.env, cwd: ctx.cwd, signal, onNotice: (message) => log({ event: "job.notice", job: job.name, message }) }),
   });
   const stopped = new Promise<NodeJS.Signals>((resolve) => {
