@@ -9,7 +9,8 @@
  * the check of the key it tokenised with (`_runs.pii_key_check`), which a rekey moves to the new
  * key with the tokens, so that `doctor` can name versions written under another key.
  */
-import type { Database } from "better-sqlite3";
+import BetterSqlite3, { type Database } from "better-sqlite3";
+import { existsSync } from "node:fs";
 import { SnapshotBusyError } from "../errors.js";
 import { piiKeyCheck, readPiiKeyCheck, snapshotIdOf } from "./pii-key-identity.js";
 import { sameCheck } from "./rekey-key-file.js";
@@ -43,5 +44,26 @@ export class SnapshotKeyGuard {
     const stored = readPiiKeyCheck(this.db);
     if (stored !== undefined && !sameCheck(stored, mine)) throw new SnapshotRekeyedError(this.db.name);
     return mine;
+  }
+}
+
+/**
+ * Run `write` holding the snapshot's write lock, after checking that `key` is the snapshot's: for a
+ * writer outside the store whose writes name people by SSN token under the key (census apply's
+ * journal intents). A `pii rekey` looks for such writes under the same lock, so either it sees
+ * this one and refuses, or this one sees the new key and is refused (SnapshotRekeyedError). No
+ * snapshot file: `write` alone (there is nothing to re-key).
+ */
+export function underSnapshotKey(dbPath: string, key: Buffer, write: () => void): void {
+  if (!existsSync(dbPath)) return write();
+  const db = new BetterSqlite3(dbPath, { fileMustExist: true });
+  try {
+    db.pragma("busy_timeout = 10000");
+    db.transaction(() => {
+      new SnapshotKeyGuard(db, key).assertCurrent();
+      write();
+    }).immediate();
+  } finally {
+    db.close();
   }
 }

@@ -115,6 +115,8 @@ export async function rekeySnapshot(o: RekeyOptions): Promise<RekeyReport> {
     }
     try {
       reapOrRefuse(db, lease, false);
+      // Again under the write lock: a census apply writes its intents holding it (store/key-guard.ts).
+      refuseOpenJournals(o.dbPath);
       // Another run committed since the tokens were read: its new tokens are looked for too.
       const now = db.pragma("data_version", { simple: true }) === seen ? census : collect(db);
       if (now !== census) await recoverMissing(o.oldKey, now, recovery, o.exhaustive === true);
