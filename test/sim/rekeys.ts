@@ -2,13 +2,14 @@
  * Every writer writes under the snapshot's key (issue 51), among the simulation's steps, from
  * streams of their own (labels 9500 and 9600, so every other draw of a seed is unchanged):
  *
- * - A re-keying beside the webhook worker: in a drawn third of the worker's drains, the snapshot's
- *   key check value is replaced by another key's, holding the write lock, while the worker's first
- *   refetch waits for its answer (an event, not a sleep: the refetch itself commits it). That is
- *   what a `pii rekey` commit changes as every writer sees it; the whole rekey (finding each token's
- *   digits) runs in test/integration/webhooks/rekey-beside-worker.test.ts: here it would cost some
- *   10^7 HMAC tries a schedule, and the model's SSNs in free text need its `--exhaustive`. The
- *   drain must write nothing (`key-written-under-old`), its events stay pending; the check is put
+ * - A re-keying beside the webhook worker: in a drawn third of the worker's drains without HTTP
+ *   faults (a refetch failure in a refused drain is not counted, which would move the schedule's
+ *   retries and parks), the snapshot's key check value is replaced by another key's, holding the
+ *   write lock, while the worker's first refetch waits for its answer (an event, not a sleep: the
+ *   refetch itself commits it). That is what a `pii rekey` commit changes as every writer sees it;
+ *   the whole rekey (finding each token's digits) runs in
+ *   test/integration/webhooks/rekey-beside-worker.test.ts: here it would cost some 10^7 HMAC tries
+ *   a schedule, and the model's SSNs in free text need its `--exhaustive`. The drain must write nothing (`key-written-under-old`), its events stay pending; the check is put
  *   back after it, as a rekey back would. After every drain, no run may record another key than
  *   the snapshot's (`key-stale-version`: a version under another key).
  * - First commands started together on a new snapshot: in a drawn quarter of the schedules, two
@@ -55,9 +56,10 @@ export class RekeysBesideWorker {
     this.rng = Rng.derive(seed, 9500);
   }
 
-  /** For one drain: a source whose first refetch commits the other key's check first, or undefined (none this drain). */
-  maybe(client: ServiceClient): DrainRekey | undefined {
-    return this.rng.chance(1 / 3) ? new DrainRekey(this.path, client, this.stats) : undefined;
+  /** For one drain: a source whose first refetch commits the other key's check first, or undefined (none this drain, or not `allowed`). */
+  maybe(client: ServiceClient, allowed: boolean): DrainRekey | undefined {
+    // Drawn whether allowed or not: the stream's draws do not depend on the drain's faults.
+    return this.rng.chance(1 / 3) && allowed ? new DrainRekey(this.path, client, this.stats) : undefined;
   }
 }
 

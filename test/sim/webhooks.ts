@@ -212,8 +212,10 @@ export class WebhookWorld {
     const base = inProcessPort(store);
     const port = this.d.encodeOnCaller ? { ...base, encoding: store.encoder.options } : base;
     const random = Rng.derive(this.d.seed, 8000 + n);
-    // Sometimes the snapshot is re-keyed while the worker's first refetch waits for its answer.
-    const rekey = opts.duringWalk ? undefined : this.rekeys.maybe(this.d.client);
+    // Sometimes the snapshot is re-keyed while the worker's first refetch waits for its answer: in a
+    // drain without HTTP faults, so that no refetch failure goes uncounted (every retry and park of
+    // the schedule stays as it was).
+    const rekey = opts.duringWalk ? undefined : this.rekeys.maybe(this.d.client, opts.level === 0);
     // As `webhooks serve` opens it: the snapshot records its key's check (if no run holds the writer).
     if (!opts.duringWalk) resolveSnapshotPiiKey(this.d.world.path, SIM_PII_KEY.toString("utf8"));
     let report: Awaited<ReturnType<typeof drainInbox>> | undefined;
