@@ -149,7 +149,9 @@ export async function firstCommandsTogether(seed: number, db: string, stats: Rec
   trace.push(`  (first commands) two processes opened a new snapshot together: exits ${got.map((g) => g.code).join(", ")}`);
   const out: Violation[] = [];
   const bad = got.filter((g) => g.code !== 0);
-  if (bad.length) return [{ kind: "first-commands-key", message: `a command opening a new snapshot beside another failed: ${bad.map((g) => g.stderr.trim().split("\n")[0]).join(" | ")}` }];
+  // The error's own line (`NotASnapshotError: …`), not the first of node's report (where it was thrown).
+  const why = (stderr: string) => stderr.split("\n").find((l) => /^[A-Za-z]*Error\b/.test(l)) ?? stderr.trim().split("\n")[0];
+  if (bad.length) return [{ kind: "first-commands-key", message: `a command opening a new snapshot beside another failed: ${bad.map((g) => why(g.stderr)).join(" | ")}` }];
   const text = readFileSync(`${db}.pii-key`, "utf8");
   const key = Buffer.from(text.trim(), "hex");
   const fingerprint = createHash("sha256").update(key).digest("hex");
