@@ -1,10 +1,11 @@
 import { createHmac, randomBytes } from "node:crypto";
-import { closeSync, existsSync, fchmodSync, fsyncSync, linkSync, openSync, readFileSync, rmSync, statSync, writeSync } from "node:fs";
+import { closeSync, existsSync, fchmodSync, fsyncSync, linkSync, readFileSync, rmSync, statSync, writeSync } from "node:fs";
 import { PiiKeyError } from "../errors.js";
 import { ssnFieldsOf, tokeniseSsnShapes } from "../pii/ssn-key.js";
 import type { SsnMasker } from "./canonical.js";
 import { asDiskFull } from "./disk-full.js";
 import { assertSnapshotFile } from "./snapshot-file.js";
+import { openBesideSqlite } from "./sqlite-file.js";
 
 /** The store's masker: it always tokenises shapes too. */
 export type FullSsnMasker = SsnMasker & { readonly text: (s: string) => string };
@@ -104,7 +105,7 @@ export function loadOrCreatePiiKey(dbPath: string, configured: string | undefine
 export function createKeyFileWhole(path: string, key: Buffer): boolean {
   const tmp = `${path}.${process.pid}-${randomBytes(4).toString("hex")}.tmp`;
   try {
-    const fd = openSync(tmp, "wx", 0o600);
+    const fd = openBesideSqlite(tmp, "wx", 0o600);
     try {
       fchmodSync(fd, 0o600);
       writeSync(fd, `${key.toString("hex")}\n`);
