@@ -9,7 +9,7 @@ import { paths } from "../api/endpoints.js";
 import { answerLost } from "../api/lost-answer.js";
 import type { ServiceClient } from "../api/client.js";
 import type { AnswerSeen } from "../api/write-answers.js";
-import { ApiError, AuthError, PermissionError, redact } from "../errors.js";
+import { ApiError, AuthError, PermissionError, redact, SnapshotBusyError } from "../errors.js";
 import type { ApplyJournal, OpenWrite, WriteKind } from "./apply-journal.js";
 import { MemberIndex } from "./census-match.js";
 import { planCensus, planSends, type CensusPlan } from "./census-plan.js";
@@ -107,8 +107,15 @@ export async function applyCensus(
     if (stoppedBy) return [];
     const tokens = lines.map((l) => rowAt(l).ssnToken);
     const rec: RequestRecord = { id: randomUUID(), kind, endpoint, lines, ...(memberId ? { memberId } : {}), body: shownBody(body, key), outcome: "unsettled" };
+    try {
+      journal.append({ t: "intent", id: rec.id, kind, lines, tokens, at: new Date().toISOString() });
+    } catch (e) {
+      // The snapshot was re-keyed since the apply read its key (store/key-guard.ts): this write is not sent.
+      if (!(e instanceof SnapshotBusyError)) throw e;
+      stoppedBy = e.message;
+      return [];
+    }
     requests.push(rec);
-    journal.append({ t: "intent", id: rec.id, kind, lines, tokens, at: new Date().toISOString() });
     let answer: Awaited<ReturnType<typeof call>>;
     try {
       answer = await call();

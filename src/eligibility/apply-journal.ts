@@ -6,6 +6,7 @@
  */
 import { closeSync, existsSync, fsyncSync, mkdirSync, readdirSync, readFileSync, writeSync } from "node:fs";
 import { dirname, join } from "node:path";
+import { underSnapshotKey } from "../store/key-guard.js";
 import { openBesideSqlite } from "../store/sqlite-file.js";
 import { takeJournalLock, type JournalLock } from "./journal-lock.js";
 
@@ -18,6 +19,12 @@ export type JournalEntry =
   | { readonly t: "intent"; readonly id: string; readonly kind: WriteKind; readonly lines: readonly number[]; readonly tokens: readonly string[]; readonly at: string }
   | { readonly t: "accepted"; readonly id: string; readonly enrollmentRequestId: string; readonly at: string }
   | { readonly t: "outcome"; readonly id: string; readonly outcome: string; readonly settled: boolean; readonly message?: string; readonly at: string };
+
+/** The snapshot whose key the journal's tokens are under. */
+export interface JournalSnapshot {
+  readonly dbPath: string;
+  readonly key: Buffer;
+}
 
 /** A write the journal has no final outcome for: it may or may not have reached the service. */
 export interface OpenWrite {
@@ -33,24 +40,31 @@ export class ApplyJournal {
     private readonly fd: number,
     private readonly entries: JournalEntry[],
     private readonly lock: JournalLock,
+    private readonly snapshot: JournalSnapshot | undefined,
   ) {}
 
   /**
    * Open (or create, mode 0600, its folder 0700) the journal at `path` and take its lock. A lock
-   * left by a process that is gone (killed) is taken over.
+   * left by a process that is gone (killed) is taken over. With `snapshot`, each intent (it names
+   * people by SSN token) is written holding the snapshot's write lock under its key
+   * (store/key-guard.ts): after a `pii rekey` it is refused, never written under the old key.
    *
-   * @example const journal = ApplyJournal.open("snap.db.census/gp1.journal.jsonl");
+   * @example const journal = ApplyJournal.open("snap.db.census/gp1.journal.jsonl", { dbPath: "snap.db", key });
    */
-  static open(path: string): ApplyJournal {
+  static open(path: string, snapshot?: JournalSnapshot): ApplyJournal {
     mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
     const lock = takeJournalLock(`${path}.lock`);
-    return new ApplyJournal(path, openBesideSqlite(path, "a", 0o600), readJournalEntries(path), lock);
+    return new ApplyJournal(path, openBesideSqlite(path, "a", 0o600), readJournalEntries(path), lock, snapshot);
   }
 
-  /** Append one entry and flush it to disk before returning. */
+  /** Append one entry and flush it to disk before returning (an intent under the snapshot's key, see open). */
   append(entry: JournalEntry): void {
-    writeSync(this.fd, `${JSON.stringify(entry)}\n`);
-    fsyncSync(this.fd);
+    const write = () => {
+      writeSync(this.fd, `${JSON.stringify(entry)}\n`);
+      fsyncSync(this.fd);
+    };
+    if (entry.t === "intent" && this.snapshot) underSnapshotKey(this.snapshot.dbPath, this.snapshot.key, write);
+    else write();
     this.entries.push(entry);
   }
 

@@ -293,6 +293,13 @@ export const migrations: readonly ((db: Database, progress?: MigrationProgress) 
     dropViews(db);
     createViews(db);
   },
+  // 17: every writer writes under the snapshot's key (key-guard.ts): a run records the check value
+  // of the key it tokenised with, so that doctor names versions written under another key. Runs
+  // from before record none (NULL).
+  (db) => {
+    const has = db.prepare("SELECT 1 FROM pragma_table_info('_runs') WHERE name = 'pii_key_check'").get();
+    if (!has) db.exec("ALTER TABLE _runs ADD COLUMN pii_key_check TEXT");
+  },
 ];
 
 /** The planner's statistics made again, bounded: a sample of each index, not a read of the whole file. */

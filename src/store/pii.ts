@@ -1,10 +1,11 @@
 import { createHmac, randomBytes } from "node:crypto";
-import { chmodSync, existsSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { closeSync, existsSync, fchmodSync, fsyncSync, linkSync, readFileSync, rmSync, statSync, writeSync } from "node:fs";
 import { PiiKeyError } from "../errors.js";
 import { ssnFieldsOf, tokeniseSsnShapes } from "../pii/ssn-key.js";
 import type { SsnMasker } from "./canonical.js";
 import { asDiskFull } from "./disk-full.js";
 import { assertSnapshotFile } from "./snapshot-file.js";
+import { openBesideSqlite } from "./sqlite-file.js";
 
 /** The store's masker: it always tokenises shapes too. */
 export type FullSsnMasker = SsnMasker & { readonly text: (s: string) => string };
@@ -83,15 +84,43 @@ export function loadOrCreatePiiKey(dbPath: string, configured: string | undefine
   // A key file beside another application's file would be a write to its folder: refuse first.
   assertSnapshotFile(dbPath);
   const key = randomBytes(32);
+  let linked: boolean;
   try {
-    writeFileSync(path, `${key.toString("hex")}\n`, { mode: 0o600, flag: "wx" });
+    linked = createKeyFileWhole(path, key);
   } catch (e) {
-    // A key file left empty by a full disk would be refused by every later run: none is kept.
-    if ((e as NodeJS.ErrnoException).code !== "EEXIST") rmSync(path, { force: true });
     throw asDiskFull(e, dbPath);
   }
-  chmodSync(path, 0o600);
+  // Another command starting beside this one on the new snapshot linked its key first: that one is the key.
+  if (!linked) return { key: readKeyFile(path), created: false, path };
   return { key, created: true, path };
+}
+
+/**
+ * Create the key file `path` holding `key`, whole or not at all (issue 51: a key file created,
+ * then written, was read empty by a second command starting at the same moment, which exited 2).
+ * The key is written and fsynced into a temp file beside it (0600), then linked into place:
+ * link(2) fails when `path` exists, so whoever looks sees no file or the whole of one. False when
+ * another process linked its file first (this key is then thrown away); the temp file goes either way.
+ */
+export function createKeyFileWhole(path: string, key: Buffer): boolean {
+  const tmp = `${path}.${process.pid}-${randomBytes(4).toString("hex")}.tmp`;
+  try {
+    const fd = openBesideSqlite(tmp, "wx", 0o600);
+    try {
+      fchmodSync(fd, 0o600);
+      writeSync(fd, `${key.toString("hex")}\n`);
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+    linkSync(tmp, path);
+    return true;
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === "EEXIST" && existsSync(path)) return false;
+    throw e;
+  } finally {
+    rmSync(tmp, { force: true });
+  }
 }
 
 const KEY_HEX = /^[0-9a-f]{64}$/i;

@@ -6,9 +6,9 @@
  * alone, which holds the write lock, removes a new key that never committed).
  */
 import { randomBytes, timingSafeEqual } from "node:crypto";
-import { chmodSync, existsSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { asDiskFull } from "./disk-full.js";
-import { readKeyFile } from "./pii.js";
+import { createKeyFileWhole, readKeyFile } from "./pii.js";
 
 export const pendingKeyPath = (dbPath: string): string => `${dbPath}.pii-key.new`;
 
@@ -38,13 +38,15 @@ export function writePendingKey(dbPath: string): Buffer {
   const pending = pendingKeyPath(dbPath);
   rmSync(pending, { force: true });
   const key = randomBytes(32);
+  // Whole or not at all: a command opening the snapshot meanwhile reads this file (completePendingKey).
+  let linked: boolean;
   try {
-    writeFileSync(pending, `${key.toString("hex")}\n`, { mode: 0o600, flag: "wx" });
-    chmodSync(pending, 0o600);
+    linked = createKeyFileWhole(pending, key);
   } catch (e) {
-    rmSync(pending, { force: true });
     throw asDiskFull(e, dbPath);
   }
+  // Only a rekey writes this file, and it holds the write lock: one there now is no one's.
+  if (!linked) throw new Error(`pii rekey: ${pending} appeared while the rekey held the write lock; nothing was changed`);
   return key;
 }
 

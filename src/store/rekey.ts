@@ -125,6 +125,8 @@ export async function rekeySnapshot(o: RekeyOptions): Promise<RekeyReport> {
     }
     try {
       reapOrRefuse(db, lease, false);
+      // Again under the write lock: a census apply writes its intents holding it (store/key-guard.ts).
+      refuseOpenJournals(o.dbPath);
       // Another run committed since the tokens were read: its new tokens are looked for too.
       const now = db.pragma("data_version", { simple: true }) === seen ? census : collect(db);
       if (now !== census) await recoverMissing(o.oldKey, now, recovery, o.exhaustive === true);
@@ -231,7 +233,10 @@ function rewrite(db: Database, o: RekeyOptions, census: TokenCensus, found: Read
   for (const [t, digits] of found) next.set(t, ssnToken(digits, newKey));
   for (const r of StoredResources) written.versions += rewriteVersions(db, r, next, (n) => o.progress?.step(`rewriting the ${r} versions`, n));
   rewriteExcerpts(db, next);
-  db.prepare("INSERT INTO _meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value").run(PII_KEY_CHECK_META, piiKeyCheck(newKey, snapshotIdOf(db) ?? ""));
+  const check = piiKeyCheck(newKey, snapshotIdOf(db) ?? "");
+  db.prepare("INSERT INTO _meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value").run(PII_KEY_CHECK_META, check);
+  // Every token is now the new key's: so is every run's (key-guard.ts; doctor compares them).
+  db.prepare("UPDATE _runs SET pii_key_check = ?").run(check);
   // Keyed by the old key: every fingerprint and every remembered page would never match again.
   for (const r of StoredResources) db.prepare(`UPDATE _${r}_v SET fp = NULL WHERE fp IS NOT NULL`).run();
   db.prepare("DELETE FROM _pages").run();

@@ -22,6 +22,7 @@ import { countsObject, type ActiveRun, type DeletePolicy, type RunFailure, type 
 import { seenIdsSql, type SeenIds } from "./seen-ids.js";
 import type { Checkpoints } from "./checkpoints.js";
 import type { PageCache } from "./page-cache.js";
+import type { SnapshotKeyGuard } from "./key-guard.js";
 import type { PageGroups } from "./transactions.js";
 import type { VersionStatements } from "./versions.js";
 
@@ -34,6 +35,8 @@ export interface LifecycleDeps {
   readonly checkpoints: Checkpoints;
   readonly leaseMs: number;
   readonly now: () => Date;
+  /** The run's key, checked against the snapshot's under the claim's write lock. */
+  readonly keyGuard: SnapshotKeyGuard;
 }
 
 export class RunLifecycle {
@@ -60,6 +63,8 @@ export class RunLifecycle {
       // commit) must not look as if it overlapped that run.
       const now = this.d.now().toISOString();
       reapOrRefuse(db, this.lease, false);
+      // Re-keyed since this command read its key: refused before anything is written.
+      const keyCheck = this.d.keyGuard.assertCurrent();
       // The webhook worker's runs walk nothing: a failed walk before them is still the one to resume.
       const last = db.prepare("SELECT * FROM _runs WHERE job <> ? ORDER BY run_id DESC LIMIT 1").get(WEBHOOK_JOB) as RunRow | undefined;
       const resumable =
@@ -74,9 +79,9 @@ export class RunLifecycle {
       const fresh = resumable ? (JSON.parse(last.fresh) as StoredResource[]) : this.emptyResources();
       const info = db
         .prepare(
-          "INSERT INTO _runs (job, status, started_at, options, resumed_from, pid, host, fresh, owner, lease_until) VALUES (?, 'running', ?, ?, ?, ?, ?, ?, ?, ?)",
+          "INSERT INTO _runs (job, status, started_at, options, resumed_from, pid, host, fresh, owner, lease_until, pii_key_check) VALUES (?, 'running', ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         )
-        .run(job, now, optionsJson, resumedFrom ?? null, pid, host, JSON.stringify(fresh), this.lease.owner, leaseUntil(this.lease));
+        .run(job, now, optionsJson, resumedFrom ?? null, pid, host, JSON.stringify(fresh), this.lease.owner, leaseUntil(this.lease), keyCheck);
       const id = Number(info.lastInsertRowid);
       if (resumedFrom !== undefined) checkpoints.inherit(id, resumedFrom);
       // Seen ids of an abandoned walk prove nothing for this one (a run of lookups keeps them for its resume).

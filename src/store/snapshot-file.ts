@@ -57,18 +57,21 @@ export function recogniseSnapshotFile(path: string): SnapshotFileKind {
  * before the application_id), or nothing at all. Anything else is {@link NotASnapshotError}.
  */
 export function checkSnapshotSchema(db: Database, path: string): void {
-  let applicationId: number;
-  let userVersion: number;
-  let tables: string[];
-  let objects: number;
+  let read: { applicationId: number; userVersion: number; tables: string[]; objects: number };
   try {
-    applicationId = db.pragma("application_id", { simple: true }) as number;
-    userVersion = db.pragma("user_version", { simple: true }) as number;
-    tables = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name").pluck().all() as string[];
-    objects = db.prepare("SELECT COUNT(*) FROM sqlite_master").pluck().get() as number;
+    // In one read transaction: another command creating this new snapshot may commit its first
+    // migration between two reads, and a version 0 read before it beside its tables read after it
+    // looked like another application's file (issue 51: 1 in 150 pairs of commands started together).
+    read = db.transaction(() => ({
+      applicationId: db.pragma("application_id", { simple: true }) as number,
+      userVersion: db.pragma("user_version", { simple: true }) as number,
+      tables: db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name").pluck().all() as string[],
+      objects: db.prepare("SELECT COUNT(*) FROM sqlite_master").pluck().get() as number,
+    }))();
   } catch {
     throw new NotASnapshotError(path, "a file SQLite cannot read (damaged, encrypted, or not a database)");
   }
+  const { applicationId, userVersion, tables, objects } = read;
   if (applicationId === SNAPSHOT_APPLICATION_ID) return;
   if (applicationId !== 0) throw foreignApplication(path, applicationId);
   if (objects === 0 && userVersion === 0) return;

@@ -29,6 +29,7 @@ import { isLookup, type Scope } from "./scopes.js";
 import { SeenIds } from "./seen-ids.js";
 import { RunStartFailedError } from "./start-failure.js";
 import { scrubStoredSsns } from "./ssn-scrub.js";
+import { SnapshotKeyGuard } from "./key-guard.js";
 import { PageGroups } from "./transactions.js";
 import { versionStatements } from "./versions.js";
 
@@ -48,6 +49,7 @@ export class SnapshotStore {
   private readonly applier: PageApplier;
   private readonly lifecycle: RunLifecycle;
   private readonly clock: () => Date;
+  private readonly keyGuard: SnapshotKeyGuard;
   private run: ActiveRun | undefined;
 
   constructor(db: Database, opts: SnapshotOptions) {
@@ -64,8 +66,13 @@ export class SnapshotStore {
       commitEveryKnownPages: opts.commitEveryKnownPages ?? opts.commitEveryPages ?? 256,
       commitEveryMs: opts.commitEveryMs ?? 500,
     };
-    this.groups = new PageGroups(db, limits, (run) =>
-      this.lifecycle.beforeCommit(run),
+    const keyGuard = new SnapshotKeyGuard(db, opts.piiKey);
+    this.keyGuard = keyGuard;
+    this.groups = new PageGroups(
+      db,
+      limits,
+      (run) => this.lifecycle.beforeCommit(run),
+      () => keyGuard.assertCurrent(),
     );
     const now = () => this.clock().toISOString();
     this.applier = new PageApplier({ db, versions, encoder: this.encoder, seen, pages: this.pages, groups: this.groups, checkpoints: this.checkpoints, now });
@@ -78,6 +85,7 @@ export class SnapshotStore {
       checkpoints: this.checkpoints,
       leaseMs: opts.leaseMs ?? DEFAULT_LEASE_MS,
       now: this.clock,
+      keyGuard,
     });
   }
 
@@ -119,10 +127,13 @@ export class SnapshotStore {
    * The newest run's id (0 with none), after checking that no live run holds the snapshot
    * (SnapshotBusyError otherwise; nothing is written). A worker that refetches outside the lease
    * takes this first, and applies what it fetched only if its own run is the next one: then no
-   * run held the snapshot, or began, while it fetched.
+   * run held the snapshot, or began, while it fetched. A rekey records no run, so the mark also
+   * refuses (SnapshotRekeyedError) once the snapshot is under another key than this store's: the
+   * worker then opens it again with the new key rather than fetch for tokens it may not write.
    */
   runMark(): number {
     refuseIfHeld(this.db, this.lifecycle.lease);
+    this.keyGuard.assertCurrent();
     return this.db.prepare("SELECT coalesce(max(run_id), 0) FROM _runs").pluck().get() as number;
   }
 

@@ -30,7 +30,20 @@ export class PageGroups {
     private readonly limits: GroupLimits,
     /** Writes that go with every commit: the run's counts and its lease. */
     private readonly beforeCommit: (run: ActiveRun) => void,
+    /** Called holding the write lock as each transaction opens; throws to write nothing (the key check, key-guard.ts). */
+    private readonly onBegin: () => void = () => {},
   ) {}
+
+  /** BEGIN IMMEDIATE, then `onBegin` under the lock (rolled back if it throws). */
+  private begin(): void {
+    this.db.exec("BEGIN IMMEDIATE");
+    try {
+      this.onBegin();
+    } catch (e) {
+      this.db.exec("ROLLBACK");
+      throw e;
+    }
+  }
 
   /** Open a group of pages unless one is open. */
   ensure(run: ActiveRun): void {
@@ -39,7 +52,7 @@ export class PageGroups {
     // A deferred transaction that reads first and then writes after another connection committed
     // (a scheduler claiming a fire, a webhook receiver, an analyst's own table) gets SQLITE_BUSY at
     // once, with no wait, and the run fails for nothing.
-    this.db.exec("BEGIN IMMEDIATE");
+    this.begin();
     this.pages = 0;
     this.knownPages = 0;
     this.started = Date.now();
@@ -102,7 +115,7 @@ export class PageGroups {
     this.commit(run);
     this.db.pragma("synchronous = FULL");
     try {
-      this.db.exec("BEGIN IMMEDIATE");
+      this.begin();
     } catch (e) {
       this.db.pragma("synchronous = NORMAL");
       throw e;

@@ -50,6 +50,10 @@ export const ViolationKinds = [
   "prune-undelivered",
   "prune-left-history",
   "prune-integrity",
+  // rekeys.ts: every writer writes under the snapshot's key.
+  "key-written-under-old",
+  "key-stale-version",
+  "first-commands-key",
 ] as const;
 export type ViolationKind = (typeof ViolationKinds)[number];
 

@@ -33,6 +33,8 @@ import type { SimServer } from "./server.js";
 import { drawOutside, OutsideReaders } from "./outside.js";
 import { drawPrune, runPrune } from "./prunes.js";
 import { drawWebhooks, WebhookWorld } from "./webhooks.js";
+import { join } from "node:path";
+import { drawFirstCommands, firstCommandsTogether } from "./rekeys.js";
 import { SIM_PII_KEY, World } from "./world.js";
 import { EVENT_DEADLINE_MS } from "../helpers/wait.js";
 
@@ -120,6 +122,8 @@ export async function runSchedule(s: Schedule, server: SimServer): Promise<Sched
     ? await WebhookWorld.start({ seed: s.seed, world, server, model, client, encodeOnCaller: s.encodeOnCaller, policy: POLICY, trace, stats })
     : undefined;
   const whLevel = (): 0 | 1 | 2 => wh!.between(0, 2) as 0 | 1 | 2;
+  // Some schedules start two commands together on a new snapshot beside theirs (rekeys.ts).
+  if (drawFirstCommands(s.seed)) violations.push(...(await firstCommandsTogether(s.seed, join(world.dir, "first-commands.db"), stats, trace)));
   // Some schedules also have another program reading the snapshot and the inbox (outside.ts).
   const outside = drawOutside(s.seed, s.outside) ? new OutsideReaders(s.seed, world.path, wh !== undefined, trace, stats) : undefined;
   let snapshotMade = false;

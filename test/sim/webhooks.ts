@@ -20,6 +20,7 @@ import type { ServiceClient } from "../../src/api/client.js";
 import { Rng as SandboxRng } from "../../src/sandbox/prng.js";
 import { WebhookSender } from "../../src/sandbox/webhooks.js";
 import { openDatabase } from "../../src/store/database.js";
+import { resolveSnapshotPiiKey } from "../../src/store/pii-key-identity.js";
 import { SnapshotStore } from "../../src/store/snapshot.js";
 import { inProcessPort } from "../../src/store/snapshot-port.js";
 import { drainInbox, WEBHOOK_JOB } from "../../src/webhooks/apply.js";
@@ -29,6 +30,7 @@ import { createReceiver, type Receiver } from "../../src/webhooks/server.js";
 import { SignatureVerifier } from "../../src/webhooks/verify.js";
 import { diffStates, recordedChanges, snapshotState } from "../helpers/expected.js";
 import { expectedState } from "./expected.js";
+import { RekeysBesideWorker, staleKeyRuns } from "./rekeys.js";
 import type { Violation } from "./invariants.js";
 import type { ServiceModel } from "./model.js";
 import { Rng } from "./rng.js";
@@ -79,6 +81,8 @@ export class WebhookWorld {
   /** The sender that sent each event (a manual retry goes through it). */
   private readonly senderOf = new Map<string, WebhookSender>();
   private readonly rng: Rng;
+  /** Re-keyings during the worker's refetches (rekeys.ts, a stream of their own). */
+  private readonly rekeys: RekeysBesideWorker;
   private batches = 0;
   private drains = 0;
   /** The worker refuses a snapshot no sync has made yet (`webhooks apply`): no drain before the first run. */
@@ -86,6 +90,7 @@ export class WebhookWorld {
 
   private constructor(private readonly d: WebhookDeps) {
     this.rng = Rng.derive(d.seed, 6);
+    this.rekeys = new RekeysBesideWorker(d.seed, d.world.path, d.stats);
     this.trace = d.trace;
     this.inboxPath = inboxPathFor(d.world.path);
     this.inbox = Inbox.open(this.inboxPath);
@@ -207,12 +212,18 @@ export class WebhookWorld {
     const base = inProcessPort(store);
     const port = this.d.encodeOnCaller ? { ...base, encoding: store.encoder.options } : base;
     const random = Rng.derive(this.d.seed, 8000 + n);
+    // Sometimes the snapshot is re-keyed while the worker's first refetch waits for its answer: in a
+    // drain without HTTP faults, so that no refetch failure goes uncounted (every retry and park of
+    // the schedule stays as it was).
+    const rekey = opts.duringWalk ? undefined : this.rekeys.maybe(this.d.client, opts.level === 0);
+    // As `webhooks serve` opens it: the snapshot records its key's check (if no run holds the writer).
+    if (!opts.duringWalk) resolveSnapshotPiiKey(this.d.world.path, SIM_PII_KEY.toString("utf8"));
     let report: Awaited<ReturnType<typeof drainInbox>> | undefined;
     let threw: unknown;
     try {
       report = await drainInbox({
         inbox: this.inbox,
-        source: this.d.client,
+        source: rekey?.source ?? this.d.client,
         store: port,
         // Retries come due in simulated time: the next drain a run later, or the next day.
         settings: { batchSize: 8, maxAttempts: 3, retryBaseMs: 5_000, retryCapMs: 30_000 },
@@ -242,6 +253,15 @@ export class WebhookWorld {
       `  (webhooks) ${what}: runs [${report.runs.map((r) => `${r.runId} ${r.status} ${r.members}`).join(", ")}] applied ${report.applied}, retrying ${report.retrying}, parked ${report.parked}` +
         `${report.busy ? `, BUSY ${report.busy.code}` : ""}${report.error ? `, ERROR ${report.error.code}` : ""}`,
     );
+    // A re-keying during the refetch is undone first (a rekey back), then no run may record another key.
+    if (rekey?.happened) {
+      this.trace.push(`  (webhooks) ${what}: the snapshot was re-keyed during the refetch`);
+      this.violations.push(...rekey.finish(what, report));
+    }
+    const stale = staleKeyRuns(this.d.world.db);
+    if (stale.length) this.violations.push({ kind: "key-stale-version", message: `${what}: runs ${stale.join(", ")} record another PII key than the snapshot's` });
+    // Its events stay pending, for a later drain under the key put back.
+    if (rekey?.happened && report.applied === 0 && report.busy) return;
     if (opts.duringWalk) return this.checkWaited(what, report, before, after, due);
     if (report.busy) this.violations.push({ kind: "webhook-drain", message: `${what}: busy although no sync holds the snapshot: ${report.busy.message}` });
     if (report.error) this.violations.push({ kind: "webhook-drain", message: `${what}: ${report.error.code}: ${report.error.message}` });

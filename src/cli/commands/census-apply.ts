@@ -52,7 +52,7 @@ export async function run(ctx: CommandContext): Promise<number> {
     const found = await findServiceGroup(client, group);
     let journal;
     try {
-      journal = ApplyJournal.open(join(`${config.db}.census`, `${found.groupPolicyId.replace(/[^A-Za-z0-9_.-]/g, "_")}.journal.jsonl`));
+      journal = ApplyJournal.open(join(`${config.db}.census`, `${found.groupPolicyId.replace(/[^A-Za-z0-9_.-]/g, "_")}.journal.jsonl`), { dbPath: config.db, key });
     } catch (e) {
       if (!(e instanceof JournalBusyError)) throw e;
       ctx.stderr.write(`${NAME}: ${e.message}\n`);

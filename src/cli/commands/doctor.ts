@@ -9,7 +9,7 @@ import { clientOptionsFromConfig, resolveService } from "../../config/index.js";
 import type { CommandContext } from "../context.js";
 import { runDoctorChecks } from "../doctor/checks.js";
 import { readNewFieldsSeen } from "../doctor/new-fields.js";
-import { piiKeyLine, renderPiiKeyLine } from "../doctor/pii-key.js";
+import { failsDoctor, piiKeyLine, renderPiiKeyLine } from "../doctor/pii-key.js";
 import { renderJson, renderTable } from "../doctor/render.js";
 import { ExitCode } from "../exit-codes.js";
 
@@ -62,7 +62,7 @@ export async function runDoctor(ctx: CommandContext, show: { readonly newFields:
       const seen = show.newFields ? readNewFieldsSeen(config.db) : undefined;
       // A key the snapshot would refuse fails doctor: every sync would exit 2.
       const pii = show.newFields ? piiKeyLine(config.db, config.piiKey) : undefined;
-      const ok = report.ok && pii?.result !== "mismatch";
+      const ok = report.ok && !failsDoctor(pii);
       if (ctx.globals.json) ctx.stdout.write(renderJson(report, service, seen, pii));
       else if (!ctx.globals.quiet || !ok) ctx.stdout.write(renderTable(report, service, seen) + (pii ? renderPiiKeyLine(pii) : ""));
       return ok ? ExitCode.OK : ExitCode.RUN_FAILED;

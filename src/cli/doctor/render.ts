@@ -2,7 +2,7 @@
 import type { DoctorReport } from "./checks.js";
 import type { NewFieldsSeen } from "./new-fields.js";
 import { maskedNote } from "../../pipeline/new-fields-notice.js";
-import type { PiiKeyLine } from "./pii-key.js";
+import { failsDoctor, type PiiKeyLine } from "./pii-key.js";
 
 /** Rows as columns two spaces apart, each as wide as its longest cell; the last column ragged. */
 function aligned(rows: readonly (readonly string[])[]): string[] {
@@ -28,7 +28,7 @@ export function renderTable(report: DoctorReport, service: string, seen?: NewFie
 /** The report as one JSON line (contract.md: `--json` prints one JSON object on stdout). */
 export function renderJson(report: DoctorReport, service: string, seen?: NewFieldsSeen, piiKey?: PiiKeyLine): string {
   const fields = seen ? { newFields: seen.fields, ...(seen.problem ? { newFieldsProblem: seen.problem } : {}) } : {};
-  const ok = report.ok && piiKey?.result !== "mismatch";
+  const ok = report.ok && !failsDoctor(piiKey);
   return `${JSON.stringify({ command: "doctor", service, ok, stoppedEarly: report.stoppedEarly, checks: report.checks, ...fields, ...(piiKey ? { piiKey } : {}) })}\n`;
 }
 

@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openDatabase } from "../../../src/store/database.js";
-import { resolveSnapshotPiiKey } from "../../../src/store/pii-key-identity.js";
+import { piiKeyCheck, resolveSnapshotPiiKey, snapshotIdOf } from "../../../src/store/pii-key-identity.js";
 import { ExitCode } from "../../../src/cli/exit-codes.js";
 import { FORBIDDEN_ADVICE } from "../../../src/cli/doctor/checks.js";
 import { startSandbox, type Sandbox } from "../../../src/sandbox/index.js";
@@ -80,6 +80,39 @@ describe("benefits-sync doctor (sandbox)", () => {
       expect(table.stdout + other.stdout).not.toContain("doctor-pii-key-B");
     } finally {
       rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("the PII key line names versions written under another key than the snapshot's (exit 1); after a rekey every run is the new key's", async () => {
+    const small = await startSandbox({ members: 20, seed: 51 });
+    const dir = mkdtempSync(join(tmpdir(), "doctor-pii-stale-"));
+    try {
+      const db = join(dir, "snap.db");
+      const env = (piiKey: string, more: Record<string, string> = {}) => ({ env: { BENEFITS_API_KEY: small.keys.full, BENEFITS_PII_KEY: piiKey, ...more }, cwd: dir });
+      const A = "doctor-stale-key-A-0123456789";
+      const B = "doctor-stale-key-B-9876543210";
+      const doctorB = async () => {
+        const r = await runCli(["doctor", "--base-url", small.baseUrl, "--db", db, "--json"], env(B));
+        return { code: r.code, ...(JSON.parse(r.stdout) as { piiKey: { result: string; detail: string } }).piiKey };
+      };
+      expect((await runCli(["sync", "--base-url", small.baseUrl, "--db", db], env(A))).code).toBe(ExitCode.OK);
+      const rekey = await runCli(["pii", "rekey", "--old-key-env", "OLD_PII_KEY"], { ...env(B, { OLD_PII_KEY: A, BENEFITS_DB: db }) });
+      expect(rekey.code, rekey.stderr).toBe(ExitCode.OK);
+      expect(await doctorB()).toMatchObject({ code: ExitCode.OK, result: "ok" });
+      // What a writer under the old key leaves (as the webhook worker did before issue 51): a run
+      // that records A's check on a snapshot that records B's.
+      const conn = openDatabase(db);
+      const members = conn.prepare("SELECT COUNT(*) FROM _members_v WHERE valid_from_run = 1").pluck().get() as number;
+      conn.prepare("UPDATE _runs SET pii_key_check = ? WHERE run_id = 1").run(piiKeyCheck(Buffer.from(A), snapshotIdOf(conn)!));
+      conn.close();
+      const stale = await doctorB();
+      expect(stale.code).toBe(ExitCode.RUN_FAILED);
+      expect(stale.result).toBe("stale versions");
+      expect(stale.detail).toContain(`${members} members versions`);
+      expect(stale.detail).toMatch(/of run 1 were written under another PII key than the snapshot's/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+      await small.close();
     }
   });
 });
