@@ -6,8 +6,8 @@
  */
 import BetterSqlite3 from "better-sqlite3";
 import { rmSync } from "node:fs";
-import { IndexedColumns } from "../src/store/analyst-schema.js";
-import { StoredResources } from "../src/store/resources.js";
+import { IndexedColumns } from "../src/store/schema/analyst-schema.js";
+import { StoredResources } from "../src/store/schema/resources.js";
 import { countGroupings } from "./guide-questions.js";
 
 export interface GuideTiming {

@@ -15,8 +15,8 @@ import { fileURLToPath } from "node:url";
 import { timeGuide } from "./analyst-guide.js";
 import { guideQuestions } from "./guide-questions.js";
 import { ownQuestions } from "./own-questions.js";
-import { typedColumns } from "../src/store/analyst-schema.js";
-import { StoredResources } from "../src/store/resources.js";
+import { typedColumns } from "../src/store/schema/analyst-schema.js";
+import { StoredResources } from "../src/store/schema/resources.js";
 
 const REPS = 5;
 

@@ -16,11 +16,11 @@ import { createReadStream, rmSync } from "node:fs";
 import { availableParallelism } from "node:os";
 import { createInterface } from "node:readline";
 import BetterSqlite3 from "better-sqlite3";
-import { deferIndexes, ensureIndexes } from "../src/store/analyst-schema.js";
-import { openDatabase } from "../src/store/database.js";
-import { Encoder } from "../src/store/prepare-page.js";
-import { StoredResources, type WalkedResource } from "../src/store/resources.js";
-import { versionStatements } from "../src/store/versions.js";
+import { deferIndexes, ensureIndexes } from "../src/store/schema/analyst-schema.js";
+import { openDatabase } from "../src/store/file/database.js";
+import { Encoder } from "../src/store/walk/prepare-page.js";
+import { StoredResources, type WalkedResource } from "../src/store/schema/resources.js";
+import { versionStatements } from "../src/store/walk/versions.js";
 
 /** CPU milliseconds (user and system) of this process since `since`. */
 export function cpuMs(since?: NodeJS.CpuUsage): number {

@@ -25,7 +25,7 @@ export function guideQuestions(root: string): Map<string, string> {
 }
 
 /**
- * What each count the store keeps (src/store/rollups.ts) stands for: a grouping of the record
+ * What each count the store keeps (src/store/schema/rollups.ts) stands for: a grouping of the record
  * views, with the count view's columns in order. The typed copies define their counts by it (the
  * bench), and the simulation checks the store's counts against it on the snapshot itself.
  */
@@ -37,7 +37,7 @@ export const countGroupings: ReadonlyMap<string, string> = new Map([
 ]);
 
 /**
- * The guide's questions that read the counts the store keeps (src/store/rollups.ts), as an analyst
+ * The guide's questions that read the counts the store keeps (src/store/schema/rollups.ts), as an analyst
  * with only the record views would ask them: grouping `memberships`, `claims` and `claim_lines`.
  * Each must give the rows its printed form gives (the tests), and the bench times the printed
  * form on the snapshot against this one on typed copies (what typed tables alone would cost).

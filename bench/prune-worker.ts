@@ -5,9 +5,9 @@
  * Prints one JSON line: {ms, maxRssMb, removed, bytesBefore, bytesAfter}.
  */
 import BetterSqlite3 from "better-sqlite3";
-import { openDatabase } from "../src/store/database.js";
-import { prune } from "../src/store/prune.js";
-import { StoredResources } from "../src/store/resources.js";
+import { openDatabase } from "../src/store/file/database.js";
+import { prune } from "../src/store/retention/prune.js";
+import { StoredResources } from "../src/store/schema/resources.js";
 
 const maxRssMb = () => Math.round(process.resourceUsage().maxRSS / 1024);
 const pages = (db: BetterSqlite3.Database) => (db.pragma("page_count", { simple: true }) as number) * (db.pragma("page_size", { simple: true }) as number);

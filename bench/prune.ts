@@ -15,7 +15,7 @@ import { copyFileSync, existsSync, rmSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { NodeFlags } from "../src/cli/node-flags.js";
-import { StoredResources } from "../src/store/resources.js";
+import { StoredResources } from "../src/store/schema/resources.js";
 import type { Report, Worker } from "./analyst.js";
 
 export interface PruneBenchOptions {

@@ -22,7 +22,7 @@ import { filesUnder, publishFolder } from "../src/sinks/s3/publish-folder.js";
 import { s3Client } from "../src/sinks/s3/s3-client.js";
 import { s3Sink } from "../src/sinks/s3/s3-sink.js";
 import { deliverToSink } from "../src/sinks/sink.js";
-import { openDatabase } from "../src/store/database.js";
+import { openDatabase } from "../src/store/file/database.js";
 
 Object.assign(process.env, { AWS_ACCESS_KEY_ID: "S3RVER", AWS_SECRET_ACCESS_KEY: "S3RVER", AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: "true" });
 const BUCKET = "bench";

@@ -20,8 +20,8 @@
  */
 import { startSandbox } from "../src/sandbox/index.js";
 import { mayHoldSsnShape } from "../src/pii/ssn-key.js";
-import { canonicalJson } from "../src/store/canonical.js";
-import { ssnMasker } from "../src/store/pii.js";
+import { canonicalJson } from "../src/store/walk/canonical.js";
+import { ssnMasker } from "../src/store/pii/pii.js";
 
 const members = Number(process.argv[2] ?? 30000);
 const rounds = Number(process.argv[3] ?? 7);

@@ -13,7 +13,7 @@ import type { ParquetColumn } from "../src/sinks/parquet/parquet-columns.js";
 import { exportState } from "../src/sinks/state/state-export.js";
 import { STATE_ROW_GROUP } from "../src/sinks/state/state-writers.js";
 import { asCents, asEpochDay, asEpochMicros, typedFields } from "../src/sinks/typed-fields.js";
-import { StoredResources } from "../src/store/resources.js";
+import { StoredResources } from "../src/store/schema/resources.js";
 
 const maxRssMb = () => Math.round(process.resourceUsage().maxRSS / 1024);
 

@@ -17,10 +17,10 @@ import { createClient, type ServiceClient } from "../src/api/client.js";
 import { fanOutScopes, groupNumbers, requestFilters, type ClaimsWindow } from "../src/extract/scopes.js";
 import type { PageSource } from "../src/extract/page-source.js";
 import { sync } from "../src/pipeline/sync.js";
-import { openDatabase } from "../src/store/database.js";
+import { openDatabase } from "../src/store/file/database.js";
 import { openWorkerSnapshot } from "../src/store/worker-port.js";
-import { WalkedResources, type WalkedResource } from "../src/store/resources.js";
-import { scopeOf, type Scope } from "../src/store/scopes.js";
+import { WalkedResources, type WalkedResource } from "../src/store/schema/resources.js";
+import { scopeOf, type Scope } from "../src/store/walk/scopes.js";
 import { cpuMs, encodeFloor, storeFloor } from "./floor.js";
 
 const GROUP_CONCURRENCY = 4;

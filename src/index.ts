@@ -12,32 +12,32 @@ export * from "./errors.js";
 export * from "./input-errors.js";
 
 // The service client.
-export { createClient, paginate, resolveBaseUrl, retryDelay, parseRetryAfter, Environments } from "./api/index.js";
+export { createClient, paginate, resolveBaseUrl, retryDelay, parseRetryAfter, Environments, clientOptionsFromConfig } from "./api/index.js";
 export type { ClientOptions, ServiceClient, MemberFilters, ClaimFilters, ListOptions, Page, PageResult, Logger } from "./api/index.js";
 export type { AnswerSeen, CoverageTerminated, EnrollmentAccepted, EnrollmentRequestSeen, GroupCreated, MemberPatched, MembersEnrolled } from "./api/index.js";
 
 // Configuration.
-export { loadConfig, resolveService, clientOptionsFromConfig, Config } from "./config/index.js";
+export { loadConfig, resolveService, Config } from "./config/index.js";
 export type { ConfigInput, ServiceTarget } from "./config/index.js";
 
 // The snapshot and the sync.
-export { openDatabase } from "./store/database.js";
+export { openDatabase } from "./store/file/database.js";
 export { SnapshotStore, defaultDeletePolicy } from "./store/snapshot.js";
 export type { DeletePolicy, RunOutcome, SnapshotOptions } from "./store/snapshot.js";
-export { canonicalJson } from "./store/canonical.js";
-export { changedFields } from "./store/field-diff.js";
-export { maskPii, ssnToken, loadOrCreatePiiKey } from "./store/pii.js";
-export type { PiiMode } from "./store/pii.js";
-export { StoredResources, WalkedResources } from "./store/resources.js";
-export type { StoredResource, WalkedResource } from "./store/resources.js";
-export { scopeOf } from "./store/scopes.js";
-export type { Scope } from "./store/scopes.js";
-export type { ResourceCounts } from "./store/counts.js";
+export { canonicalJson } from "./store/walk/canonical.js";
+export { changedFields } from "./store/walk/field-diff.js";
+export { maskPii, ssnToken, loadOrCreatePiiKey } from "./store/pii/pii.js";
+export type { PiiMode } from "./store/pii/pii.js";
+export { StoredResources, WalkedResources } from "./store/schema/resources.js";
+export type { StoredResource, WalkedResource } from "./store/schema/resources.js";
+export { scopeOf } from "./store/walk/scopes.js";
+export type { Scope } from "./store/walk/scopes.js";
+export type { ResourceCounts } from "./store/runs/counts.js";
 export { sync } from "./pipeline/sync.js";
 export type { RunReport, StartedRunReport, NotStartedReport, SyncOptions, SyncProgress } from "./pipeline/sync.js";
-export { abandonRun } from "./store/run-lease.js";
-export { serviceIdentity, checkServiceIdentity, describeServiceIdentity } from "./store/service-identity.js";
-export type { ServiceIdentity } from "./store/service-identity.js";
+export { abandonRun } from "./store/runs/run-lease.js";
+export { serviceIdentity, checkServiceIdentity, describeServiceIdentity } from "./store/file/service-identity.js";
+export type { ServiceIdentity } from "./store/file/service-identity.js";
 export { runSyncJob, claimsWindowFor } from "./pipeline/run-sync-job.js";
 export type { SyncJobOptions } from "./pipeline/run-sync-job.js";
 export { rollingWindow } from "./extract/scopes.js";

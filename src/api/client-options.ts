@@ -1,7 +1,7 @@
 import type { Dispatcher } from "undici";
 import { ConfigError } from "../errors.js";
 import type { ListResource } from "./endpoints.js";
-import { resolveBaseUrl } from "./environments.js";
+import { resolveBaseUrl } from "../config/environments.js";
 import { silentLogger, type Logger } from "./logger.js";
 import { DEFAULT_RETRY, type RetryPolicy } from "./retry.js";
 import { defaultSleep, type Sleep } from "./sleep.js";

@@ -16,7 +16,7 @@ import { folderDescribe, folderOutput } from "../sinks/files/folder-sink.js";
 import { checkFromRun, needsStart, sinkStartKey } from "../sinks/output-start.js";
 import { configuredOutputs, type OutputSpec } from "../sinks/outputs.js";
 import { parseWarehouseUrl } from "../sinks/postgres/connection.js";
-import { openDatabase } from "../store/database.js";
+import { openDatabase } from "../store/file/database.js";
 
 export type CheckOptions = LoadConfigOptions & {
   readonly env: Readonly<Record<string, string | undefined>>;

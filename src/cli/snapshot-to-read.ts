@@ -8,8 +8,8 @@ import type { Database } from "better-sqlite3";
 import { statSync } from "node:fs";
 import { ConfigError } from "../errors.js";
 import { InputFileError } from "../input-errors.js";
-import { openDatabase } from "../store/database.js";
-import { migrations } from "../store/migrations.js";
+import { openDatabase } from "../store/file/database.js";
+import { migrations } from "../store/schema/migrations.js";
 
 /** Whether there is a snapshot at `path` to read: a file that is not empty. */
 export function hasSnapshot(path: string): boolean {

@@ -6,5 +6,3 @@ export type { ConfigFlags } from "./flags.js";
 export { ENV_VARS } from "./env.js";
 export { resolveService } from "./resolve-service.js";
 export type { ServiceTarget } from "./resolve-service.js";
-export { clientOptionsFromConfig } from "./client-options.js";
-export type { ClientTuning } from "./client-options.js";

@@ -1,5 +1,5 @@
 /** Which service a command talks to: a base URL with a key, or the embedded sandbox when named. */
-import { resolveBaseUrl } from "../api/environments.js";
+import { resolveBaseUrl } from "./environments.js";
 import { ConfigError } from "../errors.js";
 import type { Config, EnvironmentName } from "./schema.js";
 

@@ -110,7 +110,7 @@ export async function applyCensus(
     try {
       journal.append({ t: "intent", id: rec.id, kind, lines, tokens, at: new Date().toISOString() });
     } catch (e) {
-      // The snapshot was re-keyed since the apply read its key (store/key-guard.ts): this write is not sent.
+      // The snapshot was re-keyed since the apply read its key (store/pii/key-guard.ts): this write is not sent.
       if (!(e instanceof SnapshotBusyError)) throw e;
       stoppedBy = e.message;
       return [];

@@ -6,8 +6,8 @@
  */
 import { closeSync, existsSync, fsyncSync, mkdirSync, readdirSync, readFileSync, writeSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { underSnapshotKey } from "../store/key-guard.js";
-import { openBesideSqlite } from "../store/sqlite-file.js";
+import { underSnapshotKey } from "../store/pii/key-guard.js";
+import { openBesideSqlite } from "../store/file/sqlite-file.js";
 import { takeJournalLock, type JournalLock } from "./journal-lock.js";
 
 export { JournalBusyError } from "./journal-lock.js";
@@ -47,7 +47,7 @@ export class ApplyJournal {
    * Open (or create, mode 0600, its folder 0700) the journal at `path` and take its lock. A lock
    * left by a process that is gone (killed) is taken over. With `snapshot`, each intent (it names
    * people by SSN token) is written holding the snapshot's write lock under its key
-   * (store/key-guard.ts): after a `pii rekey` it is refused, never written under the old key.
+   * (store/pii/key-guard.ts): after a `pii rekey` it is refused, never written under the old key.
    *
    * @example const journal = ApplyJournal.open("snap.db.census/gp1.journal.jsonl", { dbPath: "snap.db", key });
    */

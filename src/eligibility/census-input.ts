@@ -7,8 +7,8 @@ import { closeSync, existsSync, fstatSync, readSync } from "node:fs";
 import { StringDecoder } from "node:string_decoder";
 import { ConfigError } from "../errors.js";
 import { InputFileError } from "../input-errors.js";
-import { resolveSnapshotPiiKey } from "../store/pii-key-identity.js";
-import { openBesideSqlite } from "../store/sqlite-file.js";
+import { resolveSnapshotPiiKey } from "../store/pii/pii-key-identity.js";
+import { openBesideSqlite } from "../store/file/sqlite-file.js";
 import { CsvParser } from "./csv-records.js";
 import { CensusReader, type Census } from "./read-census.js";
 
@@ -53,7 +53,7 @@ export function loadCensus(path: string, key: Buffer): Census & { sha256: string
   let size: number;
   try {
     // The user's CSV, read before this process opens any SQLite file; a path named as SQLite names
-    // its files is refused unopened (src/store/sqlite-file.ts).
+    // its files is refused unopened (src/store/file/sqlite-file.ts).
     fd = openBesideSqlite(path, "r", 0o600);
     size = fstatSync(fd).size;
   } catch (e) {

@@ -3,7 +3,7 @@
  * it, SSN as a token only. Read from the snapshot (`census plan`) or from the service (`census
  * apply`), both through {@link groupMember}, so the two cannot disagree on what a member is.
  */
-import { ssnToken } from "../store/pii.js";
+import { ssnToken } from "../store/pii/pii.js";
 
 export interface GroupCoverage {
   readonly id: string;

@@ -5,7 +5,7 @@
  * same key) and to be sent to the service; it is never written by anything downstream.
  */
 import { closest } from "../config/problems.js";
-import { ssnToken } from "../store/pii.js";
+import { ssnToken } from "../store/pii/pii.js";
 import { describeCell } from "./cell-text.js";
 import { CENSUS_COLUMNS, CensusRowSchema } from "./census-row.js";
 import { CensusRows, packRow, packedToken, unpackRow, type CensusRow } from "./census-rows.js";

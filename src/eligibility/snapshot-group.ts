@@ -4,7 +4,7 @@
  */
 import { existsSync } from "node:fs";
 import { InputFileError, UsageError } from "../input-errors.js";
-import { openDatabase } from "../store/database.js";
+import { openDatabase } from "../store/file/database.js";
 import { groupMember, plainSsnToken, type GroupView } from "./group-people.js";
 
 /**

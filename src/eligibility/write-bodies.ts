@@ -4,7 +4,7 @@
  * and nowhere else (the result file records them through {@link shownBody}, which describes them).
  */
 import type { AddDependentBody, EnrolleeInput, SubscriberEntry } from "../../schemas/writes.js";
-import { maskPii } from "../store/pii.js";
+import { maskPii } from "../store/pii/pii.js";
 import { describedValue } from "./cell-text.js";
 import type { NewDependent, NewSubscriber } from "./census-plan.js";
 import type { CensusRow } from "./read-census.js";

@@ -1,6 +1,6 @@
 import type { Page } from "../api/paginate.js";
 import type { KnownPages } from "../api/client.js";
-import type { WalkedResource } from "../store/resources.js";
+import type { WalkedResource } from "../store/schema/resources.js";
 
 type PageOptions = { startAfter?: string; signal?: AbortSignal };
 

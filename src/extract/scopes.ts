@@ -1,5 +1,5 @@
-import type { WalkedResource } from "../store/resources.js";
-import { scopeOf, type Scope } from "../store/scopes.js";
+import type { WalkedResource } from "../store/schema/resources.js";
+import { scopeOf, type Scope } from "../store/walk/scopes.js";
 
 export interface ClaimsWindow {
   readonly from: string;

@@ -5,10 +5,10 @@
  * (telemetry.ts, `textfileMetrics`) and `GET /metrics` (scheduler-metrics.ts).
  */
 import type { Database } from "better-sqlite3";
-import { MaskedMarkers } from "../pii/field-masking.js";
+import { MaskedMarkers } from "../store/walk/field-masking.js";
 import { label, metric } from "../prometheus-text.js";
-import { maskedNewFieldCounts } from "../store/new-fields.js";
-import { WalkedResources } from "../store/resources.js";
+import { maskedNewFieldCounts } from "../store/walk/new-fields.js";
+import { WalkedResources } from "../store/schema/resources.js";
 import type { Job } from "./job.js";
 import { jobRunsSource } from "./report-runs.js";
 

@@ -3,7 +3,7 @@
  * gathered in `jobs/index.ts`; the config file's `jobs` section can enable, disable and reschedule
  * each one (see `effectiveJobs`).
  */
-import { WalkedResources, type WalkedResource } from "../store/resources.js";
+import { WalkedResources, type WalkedResource } from "../store/schema/resources.js";
 
 export interface JobDefinition {
   /** Its name in the config file, in `benefits-sync run NAME`, and in the run history (`runs.job`). */

@@ -13,7 +13,7 @@ import { dirname, join, resolve } from "node:path";
 import type { Config } from "../config/schema.js";
 import { ConfigError } from "../errors.js";
 import { configuredOutputs } from "../sinks/outputs.js";
-import { openDatabase } from "../store/database.js";
+import { openDatabase } from "../store/file/database.js";
 import type { Job } from "./job.js";
 import { endReportRun, startReportRun } from "./report-runs.js";
 

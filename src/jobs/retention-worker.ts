@@ -5,7 +5,7 @@
  * and answers with the log line.
  */
 import { parentPort, workerData } from "node:worker_threads";
-import { openDatabase } from "../store/database.js";
+import { openDatabase } from "../store/file/database.js";
 import { failedLine, retain, retentionBound, type RetentionWorkerInit } from "./retention.js";
 
 const port = parentPort;

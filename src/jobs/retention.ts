@@ -10,8 +10,8 @@ import type { Database } from "better-sqlite3";
 import { Worker } from "node:worker_threads";
 import { redact } from "../errors.js";
 import { workerScript } from "../worker-script.js";
-import type { KnownOutput, PruneBound } from "../store/prune-plan.js";
-import { prune, PruneHeldError } from "../store/prune.js";
+import type { KnownOutput, PruneBound } from "../store/retention/prune-plan.js";
+import { prune, PruneHeldError } from "../store/retention/prune.js";
 import type { LogEvent } from "./telemetry.js";
 
 export interface Retention {

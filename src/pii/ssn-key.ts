@@ -16,7 +16,7 @@ export { hasSsnShape } from "./ssn-shape.js";
 
 /**
  * The version of this rule: a snapshot written under an older one is scrubbed in place by its
- * next run (store/ssn-scrub.ts). Bump it with every change that recognises more. 1: `ssn` only;
+ * next run (store/pii/ssn-scrub.ts). Bump it with every change that recognises more. 1: `ssn` only;
  * 2: SSN names in any style; 3: identifier names, `last4`/`token` keys by their value, typed
  * pairs, shapes in free text.
  */

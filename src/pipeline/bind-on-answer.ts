@@ -1,5 +1,5 @@
 /**
- * A snapshot is bound to the service it copies (store/service-identity.ts) only once that service
+ * A snapshot is bound to the service it copies (store/file/service-identity.ts) only once that service
  * has answered: a first sync against a mistyped URL must not tie the new file to that URL forever.
  * The run's page source is wrapped so that its first answer, of any kind, binds the snapshot before
  * the walk goes on; a run that never got an answer leaves only its failed run behind.

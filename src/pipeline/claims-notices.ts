@@ -6,7 +6,7 @@
  * is its walk (its own walked only what they left).
  */
 import type { ClaimsWindow } from "../extract/scopes.js";
-import { openDatabase } from "../store/database.js";
+import { openDatabase } from "../store/file/database.js";
 
 export function claimsWindowNotices(dbPath: string, window: ClaimsWindow, seen: number, resumedFrom?: number): string[] {
   const out: string[] = [];

@@ -6,8 +6,8 @@
  * it could be now; what is found is applied (then it is seen, and not deleted).
  */
 import { confirmScope, memberClaimsScope, memberLookupScope } from "../extract/scopes.js";
-import type { DeleteCandidates } from "../store/delete-plan.js";
-import type { Scope } from "../store/scopes.js";
+import type { DeleteCandidates } from "../store/walk/delete-plan.js";
+import type { Scope } from "../store/walk/scopes.js";
 
 /** Which items of a page a lookup applies. */
 export type Keep = (item: Record<string, unknown>) => boolean;

@@ -9,7 +9,7 @@
  * page the store had queued: each of a 100k-member walk's 400 scopes waited 2 to 6 ms on it, and on
  * a first re-sync after a load, asking one wave ahead, the walk still waited 0.84 s in all.
  */
-import type { Scope } from "../store/scopes.js";
+import type { Scope } from "../store/walk/scopes.js";
 import type { SnapshotPort } from "../store/snapshot-port.js";
 import type { Keep } from "./delete-lookups.js";
 import type { KnownPageMap } from "./page-inputs.js";

@@ -1,15 +1,15 @@
 /**
- * Telling a run's new field paths (src/store/field-paths.ts) once: the run that first saw them
+ * Telling a run's new field paths (src/store/walk/field-paths.ts) once: the run that first saw them
  * says so, and the snapshot's `new_fields` table keeps them for `doctor`, the metrics and later.
  * A field the SSN rule masked says how, and what the snapshot holds in its place.
  */
-import type { MaskedAs } from "../pii/field-masking.js";
-import { newFieldsInFile } from "../store/new-fields.js";
+import type { MaskedAs } from "../store/walk/field-masking.js";
+import { newFieldsInFile } from "../store/walk/new-fields.js";
 
 export interface NewFieldPath {
   readonly resource: string;
   readonly path: string;
-  /** How the snapshot masked it (src/pii/field-masking.ts); null when it is stored as sent. */
+  /** How the snapshot masked it (src/store/walk/field-masking.ts); null when it is stored as sent. */
   readonly masked: MaskedAs | null;
 }
 

@@ -5,8 +5,8 @@
 import { topLevelString } from "../api/raw-items.js";
 import type { PageSource } from "../extract/page-source.js";
 import { requestFilters } from "../extract/scopes.js";
-import type { Encoder } from "../store/prepare-page.js";
-import type { Scope } from "../store/scopes.js";
+import type { Encoder } from "../store/walk/prepare-page.js";
+import type { Scope } from "../store/walk/scopes.js";
 import { itemsOf, type PageInput } from "../store/snapshot-port.js";
 import type { Keep } from "./delete-lookups.js";
 

@@ -1,6 +1,6 @@
 /** What a sync run reports: its counts per resource, or why no run started. */
-import type { ResourceCounts } from "../store/counts.js";
-import type { StoredResource, WalkedResource } from "../store/resources.js";
+import type { ResourceCounts } from "../store/runs/counts.js";
+import type { StoredResource, WalkedResource } from "../store/schema/resources.js";
 import type { NewFieldPath } from "./new-fields-notice.js";
 
 export interface SyncProgress {
@@ -38,11 +38,11 @@ export interface StartedRunReport {
   readonly error?: { readonly code: string; readonly message: string };
   readonly durationMs: number;
   /**
-   * The run failed as it started, after its row was committed (see store/start-failure.ts):
+   * The run failed as it started, after its row was committed (see store/runs/start-failure.ts):
    * `recorded`, whether the run log says so yet (else the next run marks it failed).
    */
   readonly failedAtStart?: { readonly recorded: boolean };
-  /** Field paths this run was the first to see (src/store/field-paths.ts); absent when none. */
+  /** Field paths this run was the first to see (src/store/walk/field-paths.ts); absent when none. */
   readonly newFields?: readonly NewFieldPath[];
 }
 

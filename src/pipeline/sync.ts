@@ -1,20 +1,20 @@
 import pLimit from "p-limit";
 import { notStarted, type RunReport, type SyncProgress } from "./run-report.js";
 import type { BenefitsSyncError } from "../errors.js";
-import type { ResourceCounts } from "../store/counts.js";
-import { isWalkedOrChild, orderResources, WalkedResources, type StoredResource, type WalkedResource } from "../store/resources.js";
-import { scopeOf, type Scope } from "../store/scopes.js";
+import type { ResourceCounts } from "../store/runs/counts.js";
+import { isWalkedOrChild, orderResources, WalkedResources, type StoredResource, type WalkedResource } from "../store/schema/resources.js";
+import { scopeOf, type Scope } from "../store/walk/scopes.js";
 import { SnapshotStore, defaultDeletePolicy, type DeletePolicy, type ScopeState } from "../store/snapshot.js";
 import { inProcessPort, itemsOf, type PageInput, type RunStart, type SnapshotPort } from "../store/snapshot-port.js";
-import { Encoder } from "../store/prepare-page.js";
-import { startedRunOf } from "../store/start-failure.js";
+import { Encoder } from "../store/walk/prepare-page.js";
+import { startedRunOf } from "../store/runs/start-failure.js";
 import type { PageSource } from "../extract/page-source.js";
 import { fanOutScopes, groupNumbers, type ClaimsWindow } from "../extract/scopes.js";
 import { claimLookups, deleteConfirmations, type Keep, type Lookup } from "./delete-lookups.js";
 import { KnownPages } from "./known-pages.js";
 import { encodePage, pageInputs, type KnownPageMap } from "./page-inputs.js";
 import { Attr, inSpan, setActiveAttributes, SpanNames } from "../telemetry/spans.js";
-import { walkAttributes } from "../telemetry/walk-attributes.js";
+import { walkAttributes } from "./walk-attributes.js";
 
 export type { NotStartedReport, RunReport, StartedRunReport, SyncProgress } from "./run-report.js";
 

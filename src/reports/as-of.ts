@@ -5,7 +5,7 @@
  * two full copies: an incremental period costs what changed in it, plus one scan for the counts.
  */
 import type { Database } from "better-sqlite3";
-import type { StoredResource } from "../store/resources.js";
+import type { StoredResource } from "../store/schema/resources.js";
 import type { Period } from "./periods.js";
 
 /** The SQL condition "version `alias` is the one current as of run `param`". */

@@ -5,7 +5,7 @@
  * scanning both periods, and the report checks that A + movement = B in every cell (group, plan,
  * status) and for the members; a cell that does not add up fails the report.
  */
-import { changedFields } from "../store/field-diff.js";
+import { changedFields } from "../store/walk/field-diff.js";
 import { asOf, createMoves, params, type ReportScope } from "./as-of.js";
 import { cmp } from "./order.js";
 

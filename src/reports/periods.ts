@@ -6,7 +6,7 @@
 import type { Database } from "better-sqlite3";
 import { isCalendarDay } from "../calendar-day.js";
 import { UsageError } from "../input-errors.js";
-import { prunedDateMessage, prunedRunMessage } from "../store/pruned-runs.js";
+import { prunedDateMessage, prunedRunMessage } from "../store/retention/pruned-runs.js";
 
 export interface Period {
   readonly runId: number;

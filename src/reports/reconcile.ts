@@ -13,7 +13,7 @@ import { InputFileError, UsageError } from "../input-errors.js";
 import { HashedFile } from "../sinks/files/hashed-file.js";
 import { MANIFEST, type ManifestFile } from "../sinks/files/manifest.js";
 import { prepareOutputDir } from "../sinks/output-dir.js";
-import { migrations } from "../store/migrations.js";
+import { migrations } from "../store/schema/migrations.js";
 import { OutputError, explainFsError } from "../sinks/output-error.js";
 import type { ReportScope } from "./as-of.js";
 import { CheckNames, type CheckName } from "./check-names.js";

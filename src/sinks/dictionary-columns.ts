@@ -7,7 +7,7 @@
  * writers' manifest needs the version, and must not need the writers back.
  */
 import { createHash } from "node:crypto";
-import { StoredResources, ViewColumns, columnName } from "../store/resources.js";
+import { StoredResources, ViewColumns, columnName } from "../store/schema/resources.js";
 import { ChildLists, LINE_BASE, LeadColumns, childLeadColumns } from "./files/layout.js";
 import { childParquetColumns, parquetColumns, type ParquetColumn } from "./parquet/parquet-columns.js";
 import { DECIMAL_PRECISION, DECIMAL_SCALE } from "./typed-fields.js";

@@ -4,7 +4,7 @@
  * never an SSN), and the fields an update of it changed. Rendered through the writers' own row
  * functions, so an example shows the bytes a loader will read.
  */
-import type { StoredResource } from "../store/resources.js";
+import type { StoredResource } from "../store/schema/resources.js";
 
 export interface Example {
   readonly id: string;

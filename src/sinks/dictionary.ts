@@ -5,7 +5,7 @@
  * docs:outputs` writes it, and a test regenerates it and compares.
  */
 import { StateHistoryText } from "./state/state-docs.js";
-import { StoredResources, ViewColumns, type StoredResource } from "../store/resources.js";
+import { StoredResources, ViewColumns, type StoredResource } from "../store/schema/resources.js";
 import { csvChildRow, csvMainRow } from "./csv/csv-format.js";
 import { flatten } from "./csv/flatten.js";
 import { Examples } from "./dictionary-examples.js";
@@ -114,7 +114,7 @@ const FolderText = [
   "others, and the group (nothing is taken from it, and another user's DIR is left as it is).",
 ];
 
-/** What an update's `changed_fields` names: the rule of store/field-diff.ts, as a loader needs it. */
+/** What an update's `changed_fields` names: the rule of store/walk/field-diff.ts, as a loader needs it. */
 function changedFieldsText(): string[] {
   const lists = StoredResources.flatMap((r) => {
     const c = ChildLists[r];

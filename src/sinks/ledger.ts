@@ -7,7 +7,7 @@
  * Tables (migration 2): `_deliveries` (one row per attempt: pending, then delivered or failed) and
  * `_delivered_runs` (output, run_id) -> the delivery that carried it.
  */
-import { processAlive } from "../store/run-lease.js";
+import { processAlive } from "../store/runs/run-lease.js";
 import type { Database } from "better-sqlite3";
 import { hostname } from "node:os";
 import { redact } from "../errors.js";

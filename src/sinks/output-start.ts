@@ -9,7 +9,7 @@ import type { Database } from "better-sqlite3";
 import { hostname } from "node:os";
 import { ConfigError } from "../errors.js";
 import { UsageError } from "../input-errors.js";
-import { prunedRun, prunedRunMessage } from "../store/pruned-runs.js";
+import { prunedRun, prunedRunMessage } from "../store/retention/pruned-runs.js";
 
 /** How a message names the start it refuses: the `--from-run` flag, or a configured sink's `fromRun` key. */
 export interface StartKey {

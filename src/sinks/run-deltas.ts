@@ -1,5 +1,5 @@
 import type { Database } from "better-sqlite3";
-import { StoredResources, ViewColumns, columnName, type StoredResource } from "../store/resources.js";
+import { StoredResources, ViewColumns, columnName, type StoredResource } from "../store/schema/resources.js";
 import { jsonMayHoldSsn } from "../pii/ssn-key.js";
 import { plainFreeValue, withoutPlainSsn } from "./plain-ssn.js";
 

@@ -12,8 +12,8 @@
 import type { Database } from "better-sqlite3";
 import { ConfigError } from "../errors.js";
 import { UsageError } from "../input-errors.js";
-import { historyFromRun, prunedRunMessage } from "../store/pruned-runs.js";
-import { StoredResources, type StoredResource } from "../store/resources.js";
+import { historyFromRun, prunedRunMessage } from "../store/retention/pruned-runs.js";
+import { StoredResources, type StoredResource } from "../store/schema/resources.js";
 import { deliver, deliverEach, settleInterrupted, type DeliveryOutcome, type InterruptedDelivery } from "./ledger.js";
 import { recordedStart, startOutput } from "./output-start.js";
 import { runDeltas, type Delta } from "./run-deltas.js";

@@ -9,7 +9,7 @@
  * two decimals) is NULL in its typed column, never an error that stops a load and never a wrong
  * value: the whole record is kept beside it (`data`), exactly as stored.
  */
-import { ViewColumns, columnName, type StoredResource } from "../store/resources.js";
+import { ViewColumns, columnName, type StoredResource } from "../store/schema/resources.js";
 
 export type FieldType = "text" | "date" | "decimal" | "timestamp";
 

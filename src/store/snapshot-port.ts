@@ -1,8 +1,8 @@
 import type { RunOutcome, ScopeState, DeletePolicy, SnapshotStore } from "./snapshot.js";
-import type { Scope } from "./scopes.js";
-import type { EncodingOptions, PreparedPage, Problem } from "./prepare-page.js";
-import type { StoredResource } from "./resources.js";
-import type { DeleteCandidates } from "./delete-plan.js";
+import type { Scope } from "./walk/scopes.js";
+import type { EncodingOptions, PreparedPage, Problem } from "./walk/prepare-page.js";
+import type { StoredResource } from "./schema/resources.js";
+import type { DeleteCandidates } from "./walk/delete-plan.js";
 
 /** One walked page on its way to the snapshot: parsed items, or the items' JSON text. */
 export interface PageInput {

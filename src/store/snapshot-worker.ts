@@ -3,11 +3,11 @@
  * applies the messages of the sync engine in order; a failure answers the message that caused it.
  */
 import { parentPort, workerData } from "node:worker_threads";
-import { openDatabase } from "./database.js";
-import { asDiskFull } from "./disk-full.js";
+import { openDatabase } from "./file/database.js";
+import { asDiskFull } from "./file/disk-full.js";
 import { applyPageInput, runStart } from "./snapshot-port.js";
 import { SnapshotStore, type SnapshotOptions } from "./snapshot.js";
-import { startedRunOf } from "./start-failure.js";
+import { startedRunOf } from "./runs/start-failure.js";
 
 interface WorkerInit {
   readonly dbPath: string;

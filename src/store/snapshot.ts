@@ -14,29 +14,29 @@
  */
 import type { Database } from "better-sqlite3";
 import { DiskFullError, redact } from "../errors.js";
-import { Checkpoints } from "./checkpoints.js";
-import { asDiskFull } from "./disk-full.js";
-import { tryEmptyWal } from "./erasure.js";
-import { claimsToVerify, deleteCandidates, type DeleteCandidates } from "./delete-plan.js";
-import { PageApplier } from "./page-apply.js";
-import { PageCache, type KnownPage } from "./page-cache.js";
-import { Encoder, type PreparedPage } from "./prepare-page.js";
-import { RunLifecycle } from "./run-lifecycle.js";
-import { refuseIfHeld } from "./run-lease.js";
-import type { ActiveRun, DeletePolicy, RunOutcome, ScopeState, SnapshotOptions } from "./run-state.js";
-import type { StoredResource } from "./resources.js";
-import { isLookup, type Scope } from "./scopes.js";
-import { SeenIds } from "./seen-ids.js";
-import { RunStartFailedError } from "./start-failure.js";
-import { scrubStoredSsns } from "./ssn-scrub.js";
-import { SnapshotKeyGuard } from "./key-guard.js";
-import { PageGroups } from "./transactions.js";
-import { versionStatements } from "./versions.js";
+import { Checkpoints } from "./runs/checkpoints.js";
+import { asDiskFull } from "./file/disk-full.js";
+import { tryEmptyWal } from "./file/erasure.js";
+import { claimsToVerify, deleteCandidates, type DeleteCandidates } from "./walk/delete-plan.js";
+import { PageApplier } from "./walk/page-apply.js";
+import { PageCache, type KnownPage } from "./walk/page-cache.js";
+import { Encoder, type PreparedPage } from "./walk/prepare-page.js";
+import { RunLifecycle } from "./runs/run-lifecycle.js";
+import { refuseIfHeld } from "./runs/run-lease.js";
+import type { ActiveRun, DeletePolicy, RunOutcome, ScopeState, SnapshotOptions } from "./runs/run-state.js";
+import type { StoredResource } from "./schema/resources.js";
+import { isLookup, type Scope } from "./walk/scopes.js";
+import { SeenIds } from "./walk/seen-ids.js";
+import { RunStartFailedError } from "./runs/start-failure.js";
+import { scrubStoredSsns } from "./pii/ssn-scrub.js";
+import { SnapshotKeyGuard } from "./pii/key-guard.js";
+import { PageGroups } from "./walk/transactions.js";
+import { versionStatements } from "./walk/versions.js";
 
-export { defaultDeletePolicy } from "./run-state.js";
-export type { ActiveRun, DeletePolicy, RunFailure, RunOutcome, ScopeState, SnapshotOptions } from "./run-state.js";
+export { defaultDeletePolicy } from "./runs/run-state.js";
+export type { ActiveRun, DeletePolicy, RunFailure, RunOutcome, ScopeState, SnapshotOptions } from "./runs/run-state.js";
 
-import { DEFAULT_LEASE_MS } from "./run-lease.js";
+import { DEFAULT_LEASE_MS } from "./runs/run-lease.js";
 
 export class SnapshotStore {
   readonly db: Database;

@@ -1,15 +1,13 @@
 /**
  * The metrics OpenTelemetry exports: the same families `GET /metrics` serves (metrics/families.ts,
- * webhooks/counters.ts), under the same names, labels (as attributes) and buckets, through the
+ * webhooks/counters.ts, whose receiver-otel.ts observes them here), under the same names, labels (as attributes) and buckets, through the
  * global meter. Without an SDK registered the meter is the API's no-op, and so is everything here.
  *
  * Instruments are made per meter provider, when first used: the API has no proxy for meters, so
  * an instrument made before the CLI registered its provider would stay a no-op.
  */
 import { metrics, type Counter, type Histogram, type Meter, type MeterProvider } from "@opentelemetry/api";
-import { JobRunDuration, JobRuns, WebhookAcceptDuration, WebhookApplyLag, WebhookRequestDuration, type Family, type HistogramFamily, type RunOutcome } from "../metrics/families.js";
-import { RECEIVER_COUNTERS, type ReceiverCounters } from "../webhooks/counters.js";
-import type { ReceiverTimings } from "../webhooks/receiver-metrics.js";
+import { JobRunDuration, JobRuns, WebhookApplyLag, type Family, type HistogramFamily, type RunOutcome } from "../metrics/families.js";
 
 interface Instruments {
   readonly meter: Meter;
@@ -30,9 +28,13 @@ function instruments(): Instruments {
   return i;
 }
 
+/** The meter of this command's provider (the API's no-op without an SDK). */
+export const otelMeter = (): Meter => instruments().meter;
+
 const counter = (meter: Meter, f: Family): Counter => meter.createCounter(f.name, { description: f.help, unit: f.unit });
 
-function histogram(f: HistogramFamily): Histogram {
+/** The histogram of family `f` on this command's meter provider, made when first used. */
+export function histogram(f: HistogramFamily): Histogram {
   const i = instruments();
   let h = i.histograms.get(f.name);
   if (!h) {
@@ -56,24 +58,4 @@ export function recordJobRun(job: string, outcome: RunOutcome, seconds: number):
 /** A member applied by the webhook worker, `seconds` after the oldest of its events was received. */
 export function recordApplyLag(seconds: number): void {
   histogram(WebhookApplyLag).record(seconds);
-}
-
-/**
- * The receiver's counters, observed at each export (the last one at exit included: they are not
- * unobserved when the receiver stops), and the timings its server reports. Observed on the meter
- * provider of this command: the next command's provider starts with none.
- */
-export function receiverInstruments(c: ReceiverCounters): { timings: ReceiverTimings } {
-  const { meter } = instruments();
-  for (const f of RECEIVER_COUNTERS) {
-    meter.createObservableCounter(`benefits_sync_${f.name}`, { description: f.help, unit: f.unit }).addCallback((result) => {
-      for (const [labels, v] of f.samples(c)) result.observe(v, { ...labels });
-    });
-  }
-  return {
-    timings: {
-      request: (endpoint, status, seconds) => histogram(WebhookRequestDuration).record(seconds, { endpoint, status: String(status) }),
-      accept: (seconds) => histogram(WebhookAcceptDuration).record(seconds),
-    },
-  };
 }

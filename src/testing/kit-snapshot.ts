@@ -12,8 +12,8 @@ import { join } from "node:path";
 import { paginate, type Page } from "../api/paginate.js";
 import type { PageSource } from "../extract/page-source.js";
 import { sync } from "../pipeline/sync.js";
-import { openDatabase } from "../store/database.js";
-import { StoredResources, type WalkedResource } from "../store/resources.js";
+import { openDatabase } from "../store/file/database.js";
+import { StoredResources, type WalkedResource } from "../store/schema/resources.js";
 import { SnapshotStore } from "../store/snapshot.js";
 import { runDeltas } from "../sinks/run-deltas.js";
 

@@ -5,13 +5,13 @@
  */
 import { existsSync } from "node:fs";
 import { createClient } from "../api/client.js";
-import { clientOptionsFromConfig } from "../config/client-options.js";
+import { clientOptionsFromConfig } from "../api/client-tuning.js";
 import { resolveService } from "../config/resolve-service.js";
 import type { Config } from "../config/schema.js";
 import { ConfigError } from "../errors.js";
 import { InputFileError } from "../input-errors.js";
-import { openSnapshot } from "../store/open-snapshot.js";
-import { checkSnapshotService, serviceIdentity } from "../store/service-identity.js";
+import { openSnapshot } from "../store/file/open-snapshot.js";
+import { checkSnapshotService, serviceIdentity } from "../store/file/service-identity.js";
 import { drainInbox, type DrainInbox, type DrainReport } from "./apply.js";
 import { Inbox, inboxPathFor } from "./inbox.js";
 import type { ThreadInbox } from "./inbox-writer.js";

@@ -18,8 +18,8 @@
 import pLimit from "p-limit";
 import { SnapshotStore, defaultDeletePolicy, type DeletePolicy } from "../store/snapshot.js";
 import { inProcessPort, type PageInput, type SnapshotPort } from "../store/snapshot-port.js";
-import { WEBHOOK_JOB } from "../store/run-log.js";
-import { Encoder } from "../store/prepare-page.js";
+import { WEBHOOK_JOB } from "../store/runs/run-log.js";
+import { Encoder } from "../store/walk/prepare-page.js";
 import { memberLookupScope } from "../extract/scopes.js";
 import type { PageSource } from "../extract/page-source.js";
 import { retryDelay } from "../api/retry.js";

@@ -16,7 +16,7 @@ import BetterSqlite3 from "better-sqlite3";
 import type { Database, Statement } from "better-sqlite3";
 import { chmodSync } from "node:fs";
 import { ConfigError } from "../errors.js";
-import { createSqliteFile } from "../store/sqlite-file.js";
+import { createSqliteFile } from "../store/file/sqlite-file.js";
 
 /** A path given for the inbox that holds another application's SQLite file: refused, untouched. */
 export class NotAnInboxError extends ConfigError {
@@ -103,7 +103,7 @@ export class Inbox {
   /**
    * Open (or create) the inbox at `path`; a file that is not an inbox is refused before anything
    * is written to it. Called while other threads of this process hold the inbox open (the writer
-   * thread, the worker each second): no raw descriptor of the file, see store/sqlite-file.ts.
+   * thread, the worker each second): no raw descriptor of the file, see store/file/sqlite-file.ts.
    */
   static open(path: string): Inbox {
     if (path !== ":memory:") createSqliteFile(path);

@@ -19,7 +19,8 @@ import { portalAuthFrom, type PortalAuth } from "./portal-auth.js";
 import { createReceiver, type Receiver } from "./server.js";
 import { checkSecrets, SignatureVerifier } from "./verify.js";
 import type { ReceiverTimings } from "./receiver-metrics.js";
-import { receiverInstruments, recordApplyLag } from "../telemetry/otel-metrics.js";
+import { recordApplyLag } from "../telemetry/otel-metrics.js";
+import { receiverInstruments } from "./receiver-otel.js";
 
 export interface StartReceiverOptions {
   readonly env: Readonly<Record<string, string | undefined>>;

@@ -11,7 +11,7 @@ import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, s
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { migrations } from "../../src/store/migrations.js";
+import { migrations } from "../../src/store/schema/migrations.js";
 import { startCli } from "../helpers/cli-process.js";
 
 let dir: string;
@@ -20,7 +20,7 @@ beforeAll(() => {
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-/** Ours: "BSYN" (see src/store/snapshot-file.ts); written here as the number, not imported. */
+/** Ours: "BSYN" (see src/store/file/snapshot-file.ts); written here as the number, not imported. */
 const OUR_APPLICATION_ID = 0x4253594e;
 
 /** Every command that opens the snapshot, as a user would type it (none reaches a service). */

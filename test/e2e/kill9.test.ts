@@ -4,7 +4,7 @@ import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createClient } from "../../src/api/client.js";
-import { openDatabase } from "../../src/store/database.js";
+import { openDatabase } from "../../src/store/file/database.js";
 import { SnapshotStore } from "../../src/store/snapshot.js";
 import { sync } from "../../src/pipeline/sync.js";
 import { startSandbox, type Sandbox } from "../../src/sandbox/index.js";

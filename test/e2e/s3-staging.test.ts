@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startSandbox, type Sandbox } from "../../src/sandbox/index.js";
 import { STAGE } from "../../src/sinks/s3/s3-sink.js";
-import { processAlive } from "../../src/store/run-lease.js";
+import { processAlive } from "../../src/store/runs/run-lease.js";
 import { startCli } from "../helpers/cli-process.js";
 import { runDir } from "../helpers/run-folders.js";
 import { startS3Server, type S3TestServer } from "../helpers/s3-server.js";

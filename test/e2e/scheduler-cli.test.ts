@@ -17,7 +17,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startSandbox, type Sandbox } from "../../src/sandbox/index.js";
-import { openDatabase } from "../../src/store/database.js";
+import { openDatabase } from "../../src/store/file/database.js";
 import { startCli } from "../helpers/cli-process.js";
 import { expectedState, snapshotState, stateToObject } from "../helpers/expected.js";
 import { sandboxData } from "../helpers/sandbox-truth.js";

@@ -1,5 +1,5 @@
 import type { Database } from "better-sqlite3";
-import type { StoredResource } from "../../src/store/resources.js";
+import type { StoredResource } from "../../src/store/schema/resources.js";
 import type { MemoryData } from "./memory-source.js";
 import { expectedMasked } from "./ssn-oracle.js";
 

@@ -4,12 +4,12 @@
  * test names every fact the answer depends on, and the answer is worked out by hand.
  */
 import type { Database } from "better-sqlite3";
-import { insertDataSql, insertVersionSql } from "../../src/store/analyst-schema.js";
-import type { Checkpoints } from "../../src/store/checkpoints.js";
-import { cents } from "../../src/store/money-sql.js";
-import type { StoredResource } from "../../src/store/resources.js";
-import type { ActiveRun } from "../../src/store/run-state.js";
-import type { Scope } from "../../src/store/scopes.js";
+import { insertDataSql, insertVersionSql } from "../../src/store/schema/analyst-schema.js";
+import type { Checkpoints } from "../../src/store/runs/checkpoints.js";
+import { cents } from "../../src/store/schema/money-sql.js";
+import type { StoredResource } from "../../src/store/schema/resources.js";
+import type { ActiveRun } from "../../src/store/runs/run-state.js";
+import type { Scope } from "../../src/store/walk/scopes.js";
 
 /** Store one version of a record (current, or ended by a later update) and return its vid. */
 export function storeVersion(db: Database, resource: string, id: string, part: string | null, data: Record<string, unknown>, ended = false): number {

@@ -1,6 +1,6 @@
 import { paginate, type Page } from "../../src/api/paginate.js";
 import type { PageSource } from "../../src/extract/page-source.js";
-import type { WalkedResource } from "../../src/store/resources.js";
+import type { WalkedResource } from "../../src/store/schema/resources.js";
 
 export interface MemoryData {
   designs: Record<string, unknown>[];

@@ -3,7 +3,7 @@
  * rule (a test whose expected value came from `maskPii` passed with an empty HMAC key; a test that
  * asked `isSsnKey` would agree with any mistake of it). This is the contract of issue 38 written
  * again from its text, with its own word split and its own patterns; nothing of src/pii or
- * src/store/pii.ts is imported. `test/unit/pii/ssn-oracle.test.ts` holds it to the contract's lists.
+ * src/store/pii/pii.ts is imported. `test/unit/pii/ssn-oracle.test.ts` holds it to the contract's lists.
  *
  * - names: a key whose words name a social security, taxpayer or national identifier holds an SSN;
  *   a key ending in `token`/`last4` whose rest names one is what masking writes, unless its value

@@ -3,7 +3,7 @@ import type { Database } from "better-sqlite3";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { openDatabase } from "../../src/store/database.js";
+import { openDatabase } from "../../src/store/file/database.js";
 import { SnapshotStore } from "../../src/store/snapshot.js";
 import { sync, type StartedRunReport, type SyncOptions } from "../../src/pipeline/sync.js";
 

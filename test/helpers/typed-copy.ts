@@ -6,8 +6,8 @@
  */
 import BetterSqlite3 from "better-sqlite3";
 import type { Database } from "better-sqlite3";
-import { changedFields } from "../../src/store/field-diff.js";
-import { ViewColumns, columnName, StoredResources, type StoredResource } from "../../src/store/resources.js";
+import { changedFields } from "../../src/store/walk/field-diff.js";
+import { ViewColumns, columnName, StoredResources, type StoredResource } from "../../src/store/schema/resources.js";
 
 type Rec = Record<string, unknown>;
 

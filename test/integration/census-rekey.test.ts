@@ -6,6 +6,7 @@
  * before sending anything. In process, as `census apply` runs it: the sandbox over loopback, real
  * files, the real rekey.
  */
+import { journalsWithOpenWrites } from "../../src/eligibility/apply-journal.js";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -16,9 +17,9 @@ import { applyCensus } from "../../src/eligibility/apply-census.js";
 import { loadCensus } from "../../src/eligibility/census-input.js";
 import { findServiceGroup } from "../../src/eligibility/service-group.js";
 import { startSandbox, type Sandbox } from "../../src/sandbox/index.js";
-import { openDatabase } from "../../src/store/database.js";
-import { resolveSnapshotPiiKey } from "../../src/store/pii-key-identity.js";
-import { rekeySnapshot } from "../../src/store/rekey.js";
+import { openDatabase } from "../../src/store/file/database.js";
+import { resolveSnapshotPiiKey } from "../../src/store/pii/pii-key-identity.js";
+import { rekeySnapshot } from "../../src/store/pii/rekey.js";
 import { SnapshotStore } from "../../src/store/snapshot.js";
 import { ALL_CLAIMS } from "../helpers/sandbox-truth.js";
 import { syncStarted } from "../helpers/temp-store.js";
@@ -58,7 +59,7 @@ describe("a census apply whose snapshot is re-keyed after it read the key", () =
       const journal = ApplyJournal.open(journalPath, { dbPath: db, key });
       const membersBefore = [...sb.iterate("members")].length;
       // The rekey commits now: no journal write is open yet.
-      await rekeySnapshot({ dbPath: db, oldKey: key, oldSource: KEY_A, newKey: KEY_B });
+      await rekeySnapshot({ unsettledWrites: journalsWithOpenWrites, dbPath: db, oldKey: key, oldSource: KEY_A, newKey: KEY_B });
       let report;
       try {
         report = await applyCensus(client, found, census, key, journal, { batchSize: 50, settleMs: 50, pollTimeoutMs: 5_000, sleep: (ms) => new Promise((r) => setTimeout(r, ms)), log: () => {} });

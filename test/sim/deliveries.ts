@@ -16,7 +16,7 @@
  */
 import type { Database } from "better-sqlite3";
 import { deliver, deliverEach, settleInterrupted, type InterruptedDelivery } from "../../src/sinks/ledger.js";
-import { StoredResources } from "../../src/store/resources.js";
+import { StoredResources } from "../../src/store/schema/resources.js";
 
 export const OutputKinds = ["warehouse", "folder"] as const;
 export type OutputKind = (typeof OutputKinds)[number];

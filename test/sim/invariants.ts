@@ -5,7 +5,7 @@
 import type { Database } from "better-sqlite3";
 import { existsSync, readFileSync } from "node:fs";
 import { countGroupings } from "../../bench/guide-questions.js";
-import { WEBHOOK_JOB } from "../../src/store/run-log.js";
+import { WEBHOOK_JOB } from "../../src/store/runs/run-log.js";
 import { snapshotState } from "../helpers/expected.js";
 import type { DeliveryLog } from "./deliveries.js";
 import { expectedClaim, expectedState } from "./expected.js";

@@ -24,7 +24,7 @@
  */
 import { execFile } from "node:child_process";
 import { existsSync } from "node:fs";
-import { openDatabase } from "../../src/store/database.js";
+import { openDatabase } from "../../src/store/file/database.js";
 import { Inbox, inboxPathFor } from "../../src/webhooks/inbox.js";
 import type { Violation } from "./invariants.js";
 import { Rng } from "./rng.js";

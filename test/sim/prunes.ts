@@ -1,5 +1,5 @@
 /**
- * Prunes among a schedule's steps (src/store/prune.ts): after a run, from the run's own stream
+ * Prunes among a schedule's steps (src/store/retention/prune.ts): after a run, from the run's own stream
  * (label 6000 + run index, so the schedule's other draws are unchanged), a prune to `--keep-runs
  * 1..3` or `--before` a day of the simulated clock, sometimes with the monthly reconciliation
  * configured, sometimes stopped between two of its steps (its progress callback throws, as a
@@ -14,9 +14,9 @@
  * - `prune-integrity`: SQLite's integrity check.
  */
 import type { Database } from "better-sqlite3";
-import { planPrune, type PruneBound } from "../../src/store/prune-plan.js";
-import { prune, PruneHeldError } from "../../src/store/prune.js";
-import { StoredResources } from "../../src/store/resources.js";
+import { planPrune, type PruneBound } from "../../src/store/retention/prune-plan.js";
+import { prune, PruneHeldError } from "../../src/store/retention/prune.js";
+import { StoredResources } from "../../src/store/schema/resources.js";
 import type { DeliveryLog } from "./deliveries.js";
 import type { Violation } from "./invariants.js";
 import { Rng } from "./rng.js";

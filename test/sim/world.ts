@@ -20,7 +20,7 @@ import type { Database } from "better-sqlite3";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { openDatabase } from "../../src/store/database.js";
+import { openDatabase } from "../../src/store/file/database.js";
 import { SnapshotStore } from "../../src/store/snapshot.js";
 import { inProcessPort, type SnapshotPort } from "../../src/store/snapshot-port.js";
 import { openWorkerSnapshot, type WorkerSnapshot } from "../../src/store/worker-port.js";

@@ -6,8 +6,9 @@
  * another apply holds the group.
  */
 import { join } from "node:path";
-import { resolveBaseUrl } from "../../api/environments.js";
-import { clientOptionsFromConfig, resolveService } from "../../config/index.js";
+import { resolveBaseUrl } from "../../config/environments.js";
+import { clientOptionsFromConfig } from "../../api/client-tuning.js";
+import { resolveService } from "../../config/index.js";
 import type { CommandContext } from "../context.js";
 import { ExitCode } from "../exit-codes.js";
 
@@ -25,7 +26,7 @@ export async function run(ctx: CommandContext): Promise<number> {
   if (!production && config.environments.production) production = resolveBaseUrl({ environment: "production", environments: config.environments }) === target.baseUrl;
   if (production && ctx.options.yes !== true) return usage(ctx, `this writes to the production environment (${target.baseUrl}): run \`benefits-sync census plan\` first, then apply with --yes`);
 
-  const { resolveSnapshotPiiKey } = await import("../../store/pii-key-identity.js");
+  const { resolveSnapshotPiiKey } = await import("../../store/pii/pii-key-identity.js");
   const { loadCensus } = await import("../../eligibility/census-input.js");
   const { CensusFileError } = await import("../../eligibility/read-census.js");
   const key = resolveSnapshotPiiKey(config.db, config.piiKey, { record: false }).key;

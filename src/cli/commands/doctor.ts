@@ -5,7 +5,8 @@
  * field paths the service added without notice, as the snapshot recorded them (doctor/new-fields.ts),
  * and whether the configured PII key is the snapshot's (doctor/pii-key.ts: a mismatch exits 1).
  */
-import { clientOptionsFromConfig, resolveService } from "../../config/index.js";
+import { clientOptionsFromConfig } from "../../api/client-tuning.js";
+import { resolveService } from "../../config/index.js";
 import type { CommandContext } from "../context.js";
 import { runDoctorChecks } from "../doctor/checks.js";
 import { readNewFieldsSeen } from "../doctor/new-fields.js";

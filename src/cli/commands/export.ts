@@ -97,7 +97,7 @@ async function toWarehouse(
 ): Promise<number> {
   const { configuredOutputs, sinkSpec, sinkFor } = await import("../../sinks/outputs.js");
   const spec = sinkSpec(sink, configuredOutputs(sinks, ctx.env, ctx.cwd));
-  const { openDatabase } = await import("../../store/database.js");
+  const { openDatabase } = await import("../../store/file/database.js");
   const { checkExportable, deliverToSink, writeDelivery } = await import("../../sinks/sink.js");
   const db = openDatabase(dbPath);
   try {

@@ -7,7 +7,8 @@
  * says why), 2 for a bad file or usage.
  */
 import { resolve } from "node:path";
-import { clientOptionsFromConfig, resolveService } from "../../config/index.js";
+import { clientOptionsFromConfig } from "../../api/client-tuning.js";
+import { resolveService } from "../../config/index.js";
 import { InputFileError, UsageError } from "../../input-errors.js";
 import type { HouseholdOutcome } from "../../eligibility/enroll-subscribers.js";
 import type { CommandContext } from "../context.js";

@@ -6,9 +6,10 @@
  * were not found, a census apply left open), 75 a run holds the snapshot, 1 it failed.
  */
 import { existsSync } from "node:fs";
+import { journalsWithOpenWrites } from "../../eligibility/apply-journal.js";
 import { registerSecret, SnapshotBusyError } from "../../errors.js";
-import { readKeyFile } from "../../store/pii.js";
-import { RekeyRefusedError, rekeySnapshot, type RekeyProgress, type RekeyReport } from "../../store/rekey.js";
+import { readKeyFile } from "../../store/pii/pii.js";
+import { RekeyRefusedError, rekeySnapshot, type RekeyProgress, type RekeyReport } from "../../store/pii/rekey.js";
 import { requireSnapshot } from "../snapshot-to-read.js";
 import type { CommandContext, Output } from "../context.js";
 import { ExitCode } from "../exit-codes.js";
@@ -48,6 +49,7 @@ export async function run(ctx: CommandContext): Promise<number> {
       exhaustive: o.exhaustive === true,
       dryRun: o.dryRun === true,
       progress,
+      unsettledWrites: journalsWithOpenWrites,
     });
     progress.done();
     if (ctx.globals.json) ctx.stdout.write(`${JSON.stringify({ command: "pii rekey", ...report })}\n`);

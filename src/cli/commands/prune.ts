@@ -1,14 +1,14 @@
 /**
  * `benefits-sync prune --keep-runs N | --before DATE [--dry-run]`: remove the history no kept run
- * needs (src/store/prune.ts), or say what holds it back. Exit 0 pruned (or nothing to prune), 2
+ * needs (src/store/retention/prune.ts), or say what holds it back. Exit 0 pruned (or nothing to prune), 2
  * bad usage or held back (nothing removed), 75 the snapshot's write lock stayed taken (what was
  * removed before stays removed; run it again).
  */
 import type { Config } from "../../config/schema.js";
 import { SnapshotBusyError } from "../../errors.js";
 import { UsageError } from "../../input-errors.js";
-import type { KnownOutput, PruneBound, PrunePlan } from "../../store/prune-plan.js";
-import type { PruneProgress, PruneResult } from "../../store/prune.js";
+import type { KnownOutput, PruneBound, PrunePlan } from "../../store/retention/prune-plan.js";
+import type { PruneProgress, PruneResult } from "../../store/retention/prune.js";
 import type { CommandContext } from "../context.js";
 import { ExitCode } from "../exit-codes.js";
 import { requireSnapshot } from "../snapshot-to-read.js";
@@ -48,7 +48,7 @@ export async function run(ctx: CommandContext): Promise<number> {
   };
   if (o.dryRun) {
     const { openSnapshotToRead } = await import("../snapshot-to-read.js");
-    const { planPrune } = await import("../../store/prune-plan.js");
+    const { planPrune } = await import("../../store/retention/prune-plan.js");
     const db = openSnapshotToRead(config.db);
     try {
       const plan = planPrune(db, bound, { ...holders, count: true, forget });
@@ -61,10 +61,10 @@ export async function run(ctx: CommandContext): Promise<number> {
       db.close();
     }
   }
-  const { openDatabase } = await import("../../store/database.js");
-  const { prune, PruneHeldError, prunedBefore } = await import("../../store/prune.js");
-  const { asSnapshotBusy } = await import("../../store/snapshot-busy.js");
-  const { asDiskFull } = await import("../../store/disk-full.js");
+  const { openDatabase } = await import("../../store/file/database.js");
+  const { prune, PruneHeldError, prunedBefore } = await import("../../store/retention/prune.js");
+  const { asSnapshotBusy } = await import("../../store/file/snapshot-busy.js");
+  const { asDiskFull } = await import("../../store/file/disk-full.js");
   const progress = progressLine(ctx);
   let result: PruneResult;
   try {

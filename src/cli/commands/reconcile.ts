@@ -18,7 +18,7 @@ export async function run(ctx: CommandContext): Promise<number> {
   if (o.out === undefined || o.out === "") problems.push("--out: the directory to write the report into is required (it is created if missing; its parent must exist)");
   if (problems.length) throw new ConfigError(problems);
   const config = ctx.config();
-  const { openDatabase } = await import("../../store/database.js");
+  const { openDatabase } = await import("../../store/file/database.js");
   const { reconcile } = await import("../../reports/reconcile.js");
   const { reportJson } = await import("../../reports/reconcile-report.js");
   const { arithmeticLines } = await import("../../reports/render.js");

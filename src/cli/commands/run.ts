@@ -4,7 +4,7 @@
  * statuses as `sync`: 0, 1, 2, 75 (another run holds the snapshot), 130 and 143 (stopped).
  */
 import { redact } from "../../errors.js";
-import { openDatabase } from "../../store/database.js";
+import { openDatabase } from "../../store/file/database.js";
 import type { CommandContext } from "../context.js";
 import type { ReconcileJobReport } from "../../jobs/reconcile-job.js";
 import { notifyRunEnd } from "../run-notify.js";

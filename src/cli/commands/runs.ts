@@ -8,14 +8,14 @@ export async function run(ctx: CommandContext): Promise<number> {
   const config = ctx.config();
   const limit = (ctx.options.limit as number | undefined) ?? 20;
   const abandon = ctx.options.abandon as number | undefined;
-  const { openDatabase } = await import("../../store/database.js");
-  const { listRuns } = await import("../../store/run-log.js");
+  const { openDatabase } = await import("../../store/file/database.js");
+  const { listRuns } = await import("../../store/runs/run-log.js");
   // Listing only reads: the file is neither created nor converted. --abandon writes (and may convert it).
   requireSnapshot(config.db);
   const db = abandon === undefined ? openSnapshotToRead(config.db, { readOld: true }) : openDatabase(config.db);
   try {
     if (abandon !== undefined) {
-      const { abandonRun } = await import("../../store/run-lease.js");
+      const { abandonRun } = await import("../../store/runs/run-lease.js");
       try {
         abandonRun(db, abandon, new Date());
       } catch (e) {

@@ -3,7 +3,7 @@
  * src/jobs/scheduler.ts). Logs one JSON object per line on stdout. SIGINT or SIGTERM: no new fire,
  * the run in progress is recorded as interrupted, exit 130 or 143.
  */
-import { openDatabase } from "../../store/database.js";
+import { openDatabase } from "../../store/file/database.js";
 import type { CommandContext } from "../context.js";
 import { ExitCode } from "../exit-codes.js";
 

@@ -8,8 +8,8 @@
  */
 import { existsSync } from "node:fs";
 import { UsageError } from "../../input-errors.js";
-import type { PiiMode } from "../../store/pii.js";
-import { WalkedResources, type WalkedResource } from "../../store/resources.js";
+import type { PiiMode } from "../../store/pii/pii.js";
+import { WalkedResources, type WalkedResource } from "../../store/schema/resources.js";
 import type { CommandContext } from "../context.js";
 import { ExitCode } from "../exit-codes.js";
 import { notifyRunEnd } from "../run-notify.js";
@@ -93,7 +93,7 @@ async function checkFromRunBefore(dbPath: string, fromRun: number, out: { output
   if (!hasOutput) throw new UsageError(["--from-run: it says where a new output starts; give --out DIR (or --sink) as well"]);
   const { checkFromRun } = await import("../../sinks/output-start.js");
   if (dbPath === ":memory:" || !existsSync(dbPath)) return checkFromRun(undefined, fromRun);
-  const { openDatabase } = await import("../../store/database.js");
+  const { openDatabase } = await import("../../store/file/database.js");
   const db = openDatabase(dbPath, { readonly: true });
   try {
     checkFromRun(db, fromRun);

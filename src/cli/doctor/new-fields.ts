@@ -5,15 +5,15 @@
  * Reading the snapshot never fails doctor: its checks are about the service.
  */
 import { BenefitsSyncError, redact } from "../../errors.js";
-import type { MaskedAs } from "../../pii/field-masking.js";
-import { newFieldsInFile } from "../../store/new-fields.js";
+import type { MaskedAs } from "../../store/walk/field-masking.js";
+import { newFieldsInFile } from "../../store/walk/new-fields.js";
 
 export interface SeenField {
   readonly resource: string;
   readonly path: string;
   readonly firstRunId: number;
   readonly firstSeenAt: string;
-  /** How the snapshot masked it (src/pii/field-masking.ts); null when it is stored as sent. */
+  /** How the snapshot masked it (src/store/walk/field-masking.ts); null when it is stored as sent. */
   readonly masked: MaskedAs | null;
 }
 

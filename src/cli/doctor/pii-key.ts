@@ -3,17 +3,17 @@
  * beside the snapshot) match the check value the snapshot records? A run under another key is
  * refused (exit 2), so doctor says it first, with the fix. And are the snapshot's versions all
  * under that key? An `ssn_token` cannot be checked against a key without the SSN it hides, so
- * each run records the check value of the key it tokenised with (store/key-guard.ts, moved by a
+ * each run records the check value of the key it tokenised with (store/pii/key-guard.ts, moved by a
  * rekey with the tokens): a version from a run that records another key's is named here. Read
  * only: no file is made or renamed.
  */
 import BetterSqlite3 from "better-sqlite3";
 import { existsSync } from "node:fs";
 import { redact } from "../../errors.js";
-import { piiKeyCheck, readPiiKeyCheck, snapshotIdOf } from "../../store/pii-key-identity.js";
-import { readKeyFile } from "../../store/pii.js";
-import { pendingKeyPath, sameCheck } from "../../store/rekey-key-file.js";
-import { StoredResources } from "../../store/resources.js";
+import { piiKeyCheck, readPiiKeyCheck, snapshotIdOf } from "../../store/pii/pii-key-identity.js";
+import { readKeyFile } from "../../store/pii/pii.js";
+import { pendingKeyPath, sameCheck } from "../../store/pii/rekey-key-file.js";
+import { StoredResources } from "../../store/schema/resources.js";
 
 export interface PiiKeyLine {
   /** `mismatch` and `stale versions` fail doctor ({@link failsDoctor}); the others do not. */

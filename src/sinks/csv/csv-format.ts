@@ -1,4 +1,4 @@
-import { ViewColumns, type StoredResource } from "../../store/resources.js";
+import { ViewColumns, type StoredResource } from "../../store/schema/resources.js";
 import type { Delta } from "../run-deltas.js";
 import type { FileFormat } from "../files/folder-sink.js";
 import { HashedFile } from "../files/hashed-file.js";

@@ -102,7 +102,7 @@ export function ownerRefusal(o: { where: string; id: string; manifest: string; o
 /** The id of the snapshot at `dbPath`; undefined for a missing file or one with no id yet. Reads only. */
 export async function snapshotIdAt(dbPath: string): Promise<string | undefined> {
   if (dbPath === ":memory:" || !existsSync(dbPath)) return undefined;
-  const { openDatabase } = await import("../../store/database.js");
+  const { openDatabase } = await import("../../store/file/database.js");
   const db = openDatabase(dbPath, { readonly: true });
   try {
     return db.prepare("SELECT value FROM _meta WHERE key = 'snapshot_id'").pluck().get() as string | undefined;

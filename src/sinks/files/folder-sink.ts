@@ -11,7 +11,7 @@
 import { existsSync, mkdtempSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import type { Database } from "better-sqlite3";
-import { StoredResources, type StoredResource } from "../../store/resources.js";
+import { StoredResources, type StoredResource } from "../../store/schema/resources.js";
 import { runDeltas } from "../run-deltas.js";
 import { runFacts, type RunFacts } from "../run-facts.js";
 import { OutputError } from "../output-error.js";

@@ -3,7 +3,7 @@
  * (docs/outputs.md): the columns that lead every row, the lists that get a file of their own and
  * how their items are numbered, and the order `changed_fields` names fields in.
  */
-import { ViewColumns, type StoredResource } from "../../store/resources.js";
+import { ViewColumns, type StoredResource } from "../../store/schema/resources.js";
 
 /** Every resource file's first columns, in this order, in CSV and Parquet (JSONL: the keys before `data`). */
 export const LeadColumns = ["op", "run_id", "id", "changed_fields"] as const;

@@ -18,7 +18,7 @@ import { createHash } from "node:crypto";
 import { hostname } from "node:os";
 import { join } from "node:path";
 import { existsSync, readdirSync, renameSync, rmSync, statSync } from "node:fs";
-import { processAlive } from "../../store/run-lease.js";
+import { processAlive } from "../../store/runs/run-lease.js";
 import { runFolderName } from "./run-folder-name.js";
 
 /** How long a leftover whose writer cannot be checked must have been still before it is removed. */

@@ -14,7 +14,7 @@ import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { basename, extname, join, resolve } from "node:path";
 import type { Database } from "better-sqlite3";
-import { StoredResources, type StoredResource } from "../../store/resources.js";
+import { StoredResources, type StoredResource } from "../../store/schema/resources.js";
 import { ensureOutputDir } from "../output-dir.js";
 import { runDeltas } from "../run-deltas.js";
 import { runFacts, type RunFacts } from "../run-facts.js";

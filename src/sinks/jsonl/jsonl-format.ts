@@ -1,4 +1,4 @@
-import type { StoredResource } from "../../store/resources.js";
+import type { StoredResource } from "../../store/schema/resources.js";
 import type { FileFormat } from "../files/folder-sink.js";
 import type { Delta } from "../run-deltas.js";
 import { HashedFile } from "../files/hashed-file.js";

@@ -3,7 +3,7 @@
  * without loading it): each column's name, its type, whether it is required, and how a row's
  * value is read, for a resource's file and for a child list's (`claim_lines`).
  */
-import { columnName, type StoredResource } from "../../store/resources.js";
+import { columnName, type StoredResource } from "../../store/schema/resources.js";
 import { LINE_BASE, orderChangedFields, type ChildList } from "../files/layout.js";
 import type { Delta } from "../run-deltas.js";
 import { asCents, asEpochDay, asEpochMicros, asText, childFieldType, typedFields, valueAt, type FieldType } from "../typed-fields.js";

@@ -5,7 +5,7 @@
  * a value that does not fit its type is NULL there (the whole record stays in `data`), never a
  * failed load.
  */
-import type { StoredResource } from "../../store/resources.js";
+import type { StoredResource } from "../../store/schema/resources.js";
 import { asDate, asDecimal, asInstant, asText, typedFields, type FieldType } from "../typed-fields.js";
 
 const PG_TYPE: Record<FieldType, string> = { text: "text", date: "date", decimal: "numeric", timestamp: "timestamptz" };

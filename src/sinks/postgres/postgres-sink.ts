@@ -13,7 +13,7 @@
  *    the warehouse as it was (PostgreSQL rolls the transaction back): at the previous load.
  */
 import type pg from "pg";
-import type { StoredResource } from "../../store/resources.js";
+import type { StoredResource } from "../../store/schema/resources.js";
 import type { DeliveryPlan, Sink, SinkSession } from "../sink.js";
 import { connectWarehouse, parseWarehouseUrl, type WarehouseTarget } from "./connection.js";
 import { applyResource } from "./apply-resource.js";

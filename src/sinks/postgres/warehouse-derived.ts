@@ -11,7 +11,7 @@
  *   coverages per group), as in the snapshot.
  */
 import type pg from "pg";
-import { StoredResources, ViewColumns, type StoredResource } from "../../store/resources.js";
+import { StoredResources, ViewColumns, type StoredResource } from "../../store/schema/resources.js";
 
 const q = (ident: string): string => `"${ident.replace(/"/g, '""')}"`;
 

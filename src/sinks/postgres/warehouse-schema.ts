@@ -17,9 +17,9 @@
  *   `runs` and `run_counts` (warehouse-runs.ts).
  */
 import type pg from "pg";
-import { StoredResources, type StoredResource } from "../../store/resources.js";
-import { IndexedColumns } from "../../store/analyst-schema.js";
-import { columnName } from "../../store/resources.js";
+import { StoredResources, type StoredResource } from "../../store/schema/resources.js";
+import { IndexedColumns } from "../../store/schema/analyst-schema.js";
+import { columnName } from "../../store/schema/resources.js";
 import { warehouseColumns } from "./pg-columns.js";
 import { derivedDdl } from "./warehouse-derived.js";
 import { runsDdl } from "./warehouse-runs.js";

@@ -17,7 +17,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { S3Client } from "@aws-sdk/client-s3";
 import { ConfigError } from "../../errors.js";
-import { processAlive } from "../../store/run-lease.js";
+import { processAlive } from "../../store/runs/run-lease.js";
 import type { Sink, SinkSession } from "../sink.js";
 import { folderSink, type DeltaFolder, type FileFormat } from "../files/folder-sink.js";
 import { runFolderName, runFolderNames } from "../files/run-folder-name.js";

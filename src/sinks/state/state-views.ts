@@ -11,7 +11,7 @@
  * table: nothing is sorted and nothing is held, so memory is bounded by the writer's row group.
  */
 import { jsonMayHoldSsn } from "../../pii/ssn-key.js";
-import { StoredResources, ViewColumns, type StoredResource } from "../../store/resources.js";
+import { StoredResources, ViewColumns, type StoredResource } from "../../store/schema/resources.js";
 import { plainFreeValue, withoutPlainSsn } from "../plain-ssn.js";
 import { childFieldType, typedFields, type FieldType } from "../typed-fields.js";
 

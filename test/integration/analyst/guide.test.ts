@@ -5,8 +5,8 @@
  * here, or a check whose question left the README, fails.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { changedFields } from "../../../src/store/field-diff.js";
-import type { StoredResource } from "../../../src/store/resources.js";
+import { changedFields } from "../../../src/store/walk/field-diff.js";
+import type { StoredResource } from "../../../src/store/schema/resources.js";
 import { guideQuestions, guideWorld } from "../../helpers/guide-questions.js";
 import { diffStates, expectedState, type State } from "../../helpers/expected.js";
 import { atPath } from "../../helpers/typed-copy.js";

@@ -10,9 +10,9 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { openDatabase } from "../../../src/store/database.js";
-import { migrations } from "../../../src/store/migrations.js";
-import { terminalProgress } from "../../../src/store/migration-progress.js";
+import { openDatabase } from "../../../src/store/file/database.js";
+import { migrations } from "../../../src/store/schema/migrations.js";
+import { terminalProgress } from "../../../src/store/schema/migration-progress.js";
 import { guideQuestions, guideQuestionsGrouped } from "../../helpers/guide-questions.js";
 import { answers, unpackSnapshot, views } from "../../helpers/old-snapshot.js";
 

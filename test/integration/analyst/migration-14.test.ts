@@ -12,10 +12,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { ownQuestions } from "../../../bench/own-questions.js";
-import { openDatabase } from "../../../src/store/database.js";
-import { terminalProgress } from "../../../src/store/migration-progress.js";
-import { migrations } from "../../../src/store/migrations.js";
-import { StoredResources } from "../../../src/store/resources.js";
+import { openDatabase } from "../../../src/store/file/database.js";
+import { terminalProgress } from "../../../src/store/schema/migration-progress.js";
+import { migrations } from "../../../src/store/schema/migrations.js";
+import { StoredResources } from "../../../src/store/schema/resources.js";
 import { guideQuestions } from "../../helpers/guide-questions.js";
 import { answers, unpackSnapshot, views } from "../../helpers/old-snapshot.js";
 

@@ -1,5 +1,5 @@
 /**
- * History retention (src/store/prune.ts) on a snapshot of six runs over five sandbox days: every
+ * History retention (src/store/retention/prune.ts) on a snapshot of six runs over five sandbox days: every
  * question of the analyst guide, as printed, answers the same for every run a prune keeps; the
  * versions it removes are exactly those that ended before the first run kept; a prune that an
  * output or the reconciliation job holds back changes nothing and names what holds it.
@@ -10,10 +10,10 @@ import { join } from "node:path";
 import BetterSqlite3 from "better-sqlite3";
 import type { Database } from "better-sqlite3";
 import { deliver } from "../../../src/sinks/ledger.js";
-import { openDatabase } from "../../../src/store/database.js";
-import { planPrune } from "../../../src/store/prune-plan.js";
-import { prune, PruneHeldError } from "../../../src/store/prune.js";
-import { StoredResources } from "../../../src/store/resources.js";
+import { openDatabase } from "../../../src/store/file/database.js";
+import { planPrune } from "../../../src/store/retention/prune-plan.js";
+import { prune, PruneHeldError } from "../../../src/store/retention/prune.js";
+import { StoredResources } from "../../../src/store/schema/resources.js";
 import { guideQuestions, guideWorld } from "../../helpers/guide-questions.js";
 import { ALL_CLAIMS } from "../../helpers/sandbox-truth.js";
 import { syncStarted, type TempStore } from "../../helpers/temp-store.js";

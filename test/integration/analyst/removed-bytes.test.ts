@@ -1,5 +1,5 @@
 /**
- * What a command removes or replaces in the snapshot must not stay in its bytes (src/store/erasure.ts):
+ * What a command removes or replaces in the snapshot must not stay in its bytes (src/store/file/erasure.ts):
  * after `pii rekey`, `prune`, the SSN rule's scrub and a run's amendment of a version it wrote, the
  * raw bytes of the snapshot file, its -wal and its -shm hold none of what went (old-key tokens,
  * removed versions' JSON, plain SSNs, the amended text), read byte for byte, not through SQLite.
@@ -7,14 +7,15 @@
  * the WAL and SHM stay on disk to be read. Each on a new file, and on a file written before the
  * rule (secure_delete off, no mark: the older copies its page splits left are in it).
  */
+import { journalsWithOpenWrites } from "../../../src/eligibility/apply-journal.js";
 import BetterSqlite3 from "better-sqlite3";
 import { createHmac } from "node:crypto";
 import { existsSync, readFileSync } from "node:fs";
 import { beforeEach, describe, expect, it } from "vitest";
-import { canonicalJson } from "../../../src/store/canonical.js";
-import { resolveSnapshotPiiKey } from "../../../src/store/pii-key-identity.js";
-import { prune } from "../../../src/store/prune.js";
-import { rekeySnapshot } from "../../../src/store/rekey.js";
+import { canonicalJson } from "../../../src/store/walk/canonical.js";
+import { resolveSnapshotPiiKey } from "../../../src/store/pii/pii-key-identity.js";
+import { prune } from "../../../src/store/retention/prune.js";
+import { rekeySnapshot } from "../../../src/store/pii/rekey.js";
 import { inProcessPort } from "../../../src/store/snapshot-port.js";
 import { memorySource, type MemoryData } from "../../helpers/memory-source.js";
 import { TEST_PII_KEY, syncStarted, useTempStores, type TempStore } from "../../helpers/temp-store.js";
@@ -95,7 +96,7 @@ describe.each([
     expect(Object.values(leftIn(t.path, oldTokens)).flat().length).toBeGreaterThan(0);
     const watch = observer(t.path);
     try {
-      const report = await rekeySnapshot({ dbPath: t.path, oldKey: TEST_PII_KEY, oldSource: "OLD", newKey: Buffer.from("removed-bytes-new-key-0123456789") });
+      const report = await rekeySnapshot({ unsettledWrites: journalsWithOpenWrites, dbPath: t.path, oldKey: TEST_PII_KEY, oldSource: "OLD", newKey: Buffer.from("removed-bytes-new-key-0123456789") });
       expect(report.versionsRewritten).toBeGreaterThanOrEqual(MEMBERS);
       expect(report).toMatchObject({ walEmptied: true, ...(old ? { rewrittenWhole: true } : {}) });
       expect(leftIn(t.path, oldTokens)).toEqual({});

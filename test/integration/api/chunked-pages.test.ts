@@ -7,7 +7,7 @@ import { Agent, type Dispatcher } from "undici";
 import { afterEach, describe, expect, it } from "vitest";
 import { createClient } from "../../../src/api/client.js";
 import { TransportError } from "../../../src/errors.js";
-import { Encoder } from "../../../src/store/prepare-page.js";
+import { Encoder } from "../../../src/store/walk/prepare-page.js";
 import { TEST_PII_KEY } from "../../helpers/temp-store.js";
 import { apiTestFixture, oid } from "./harness.js";
 

@@ -20,7 +20,7 @@ import { runJob } from "../../../src/jobs/run-job.js";
 import { Scheduler } from "../../../src/jobs/scheduler.js";
 import type { LogEvent } from "../../../src/jobs/telemetry.js";
 import { startSandbox, type Sandbox } from "../../../src/sandbox/index.js";
-import { openDatabase } from "../../../src/store/database.js";
+import { openDatabase } from "../../../src/store/file/database.js";
 import { startCli } from "../../helpers/cli-process.js";
 
 const PII = "monthly-reconcile-test-pii-key-01";

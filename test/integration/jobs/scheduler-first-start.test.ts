@@ -25,7 +25,7 @@ import { Scheduler } from "../../../src/jobs/scheduler.js";
 import { schedulerLastSeen } from "../../../src/jobs/scheduler-record.js";
 import type { LogEvent } from "../../../src/jobs/telemetry.js";
 import { startSandbox, type Sandbox } from "../../../src/sandbox/index.js";
-import { openDatabase } from "../../../src/store/database.js";
+import { openDatabase } from "../../../src/store/file/database.js";
 import { waitUntil } from "../../helpers/wait.js";
 
 const PII = "first-start-test-pii-key-0123456";

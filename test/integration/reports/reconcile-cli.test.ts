@@ -15,7 +15,7 @@ import { copyVersionRow } from "../../helpers/hand-run.js";
 import { ALL_CLAIMS } from "../../helpers/sandbox-truth.js";
 import { runCli } from "../../unit/cli/run-cli.js";
 import { reconcile } from "../../../src/reports/reconcile.js";
-import { openDatabase } from "../../../src/store/database.js";
+import { openDatabase } from "../../../src/store/file/database.js";
 import { UsageError } from "../../../src/input-errors.js";
 
 let sb: Sandbox;

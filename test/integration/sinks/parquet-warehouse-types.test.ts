@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { exportFolder } from "../../../src/sinks/files/formats.js";
 import { postgresSink } from "../../../src/sinks/postgres/postgres-sink.js";
 import { deliverToSink } from "../../../src/sinks/sink.js";
-import { StoredResources } from "../../../src/store/resources.js";
+import { StoredResources } from "../../../src/store/schema/resources.js";
 import { usePostgres } from "../../helpers/pg.js";
 import { useTempStores } from "../../helpers/temp-store.js";
 import { baseData, runSync } from "../../unit/sinks/fixtures.js";

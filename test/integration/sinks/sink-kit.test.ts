@@ -11,7 +11,7 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
-import { StoredResources } from "../../../src/store/resources.js";
+import { StoredResources } from "../../../src/store/schema/resources.js";
 import { folderSink, type FileFormatName } from "../../../src/sinks/files/folder-sink.js";
 import { fileFormat } from "../../../src/sinks/files/formats.js";
 import { readCompleteFolder } from "../../../src/sinks/files/manifest.js";

@@ -148,7 +148,7 @@ const DIST = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "..", "di
 /** A child process delivers run `runId` in the table layout and kills itself with SIGKILL once the partitions are published, before the manifest. */
 async function crashBeforeManifest(dbPath: string, outDir: string, runId: number): Promise<void> {
   const script = `
-    const { openDatabase } = await import(${JSON.stringify(join(DIST, "store", "database.js"))});
+    const { openDatabase } = await import(${JSON.stringify(join(DIST, "store", "file", "database.js"))});
     const { deliverToSink } = await import(${JSON.stringify(join(DIST, "sinks", "sink.js"))});
     const { tablesFormat } = await import(${JSON.stringify(join(DIST, "sinks", "files", "formats.js"))});
     const { tablesSink, publishPartitions } = await import(${JSON.stringify(join(DIST, "sinks", "files", "tables-sink.js"))});

@@ -1,7 +1,7 @@
 /** Compare a Postgres warehouse with the SQLite snapshot it was loaded from, as of a run. */
 import type { Database } from "better-sqlite3";
 import { withoutPlainSsn } from "../../../src/sinks/plain-ssn.js";
-import { StoredResources, type StoredResource } from "../../../src/store/resources.js";
+import { StoredResources, type StoredResource } from "../../../src/store/schema/resources.js";
 import { typedFields } from "../../../src/sinks/typed-fields.js";
 
 /** The columns the warehouse types as timestamptz: compared as instants (ISO 8601 in UTC, milliseconds). */

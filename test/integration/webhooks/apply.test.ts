@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { createClient } from "../../../src/api/client.js";
-import { openDatabase } from "../../../src/store/database.js";
+import { openDatabase } from "../../../src/store/file/database.js";
 import { SnapshotStore } from "../../../src/store/snapshot.js";
 import { startSandbox, type Sandbox } from "../../../src/sandbox/index.js";
 import { Inbox, inboxPathFor } from "../../../src/webhooks/inbox.js";

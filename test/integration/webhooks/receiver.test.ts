@@ -14,7 +14,7 @@ import { Agent, request } from "undici";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../../src/config/index.js";
 import { startSandbox } from "../../../src/sandbox/index.js";
-import { openDatabase } from "../../../src/store/database.js";
+import { openDatabase } from "../../../src/store/file/database.js";
 import { applyWebhooksOnce } from "../../../src/webhooks/apply-job.js";
 import { ReceiverCounters } from "../../../src/webhooks/counters.js";
 import { Inbox } from "../../../src/webhooks/inbox.js";

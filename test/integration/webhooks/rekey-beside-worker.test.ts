@@ -6,12 +6,13 @@
  * straddle the rekey by an event, not a sleep: the first refetch runs the whole rekey before the
  * service answers it. Real SQLite files, the sandbox over loopback, the real rekey.
  */
+import { journalsWithOpenWrites } from "../../../src/eligibility/apply-journal.js";
 import { afterEach, describe, expect, it } from "vitest";
 import { createClient } from "../../../src/api/client.js";
-import { openDatabase } from "../../../src/store/database.js";
-import { resolveSnapshotPiiKey } from "../../../src/store/pii-key-identity.js";
-import { ssnToken } from "../../../src/store/pii.js";
-import { rekeySnapshot } from "../../../src/store/rekey.js";
+import { openDatabase } from "../../../src/store/file/database.js";
+import { resolveSnapshotPiiKey } from "../../../src/store/pii/pii-key-identity.js";
+import { ssnToken } from "../../../src/store/pii/pii.js";
+import { rekeySnapshot } from "../../../src/store/pii/rekey.js";
 import { SnapshotStore } from "../../../src/store/snapshot.js";
 import { startSandbox, type Sandbox } from "../../../src/sandbox/index.js";
 import { Inbox, inboxPathFor } from "../../../src/webhooks/inbox.js";
@@ -57,7 +58,7 @@ describe("a pii rekey that commits while the webhook worker refetches", () => {
       memberText: async (id: string, o?: { signal?: AbortSignal | undefined }) => {
         if (!rekeyed) {
           rekeyed = true;
-          await rekeySnapshot({ dbPath: t.path, oldKey: TEST_PII_KEY, oldSource: "the test's old key", newKey: NEW_KEY });
+          await rekeySnapshot({ unsettledWrites: journalsWithOpenWrites, dbPath: t.path, oldKey: TEST_PII_KEY, oldSource: "the test's old key", newKey: NEW_KEY });
         }
         return client.memberText(id, o);
       },

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { resolveBaseUrl } from "../../../src/api/environments.js";
+import { resolveBaseUrl } from "../../../src/config/environments.js";
 import { ConfigError } from "../../../src/errors.js";
 
 describe("resolveBaseUrl", () => {

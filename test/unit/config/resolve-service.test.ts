@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { clientOptionsFromConfig, loadConfig, resolveService } from "../../../src/config/index.js";
+import { clientOptionsFromConfig } from "../../../src/api/client-tuning.js";
+import { loadConfig, resolveService } from "../../../src/config/index.js";
 import { ConfigError } from "../../../src/errors.js";
 
 const load = (env: Record<string, string>, flags = {}) => loadConfig({ cwd: "/nonexistent-dir-for-test", env, flags });

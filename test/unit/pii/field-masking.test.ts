@@ -4,8 +4,8 @@
  * object; a key it does not name; and a run in `--pii keep`, whose snapshot keeps the field as sent.
  */
 import { describe, expect, it } from "vitest";
-import { maskedAs } from "../../../src/pii/field-masking.js";
-import { FieldScanner } from "../../../src/store/field-paths.js";
+import { maskedAs } from "../../../src/store/walk/field-masking.js";
+import { FieldScanner } from "../../../src/store/walk/field-paths.js";
 
 describe("maskedAs", () => {
   it.each(["socialSecurityNumber", "spouseSSN", "ssn_number", "memberSSNs"])("%s is masked by its name", (k) => {

@@ -10,8 +10,8 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { PiiKeyError } from "../../../src/errors.js";
 import { isSsnKey, jsonMayHoldSsn, keyWords, maskSsnText } from "../../../src/pii/ssn-key.js";
-import { canonicalJson } from "../../../src/store/canonical.js";
-import { loadOrCreatePiiKey, maskPii, ssnMasker } from "../../../src/store/pii.js";
+import { canonicalJson } from "../../../src/store/walk/canonical.js";
+import { loadOrCreatePiiKey, maskPii, ssnMasker } from "../../../src/store/pii/pii.js";
 
 const KEY = Buffer.from("a-key-for-the-mutation-tests-32b");
 const hmac = (key: Buffer, text: string) => createHmac("sha256", key).update(text).digest("hex");

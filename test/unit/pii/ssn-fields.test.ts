@@ -2,8 +2,8 @@ import { createHmac } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { redact } from "../../../src/errors.js";
 import { withoutPlainSsn } from "../../../src/sinks/plain-ssn.js";
-import { canonicalJson } from "../../../src/store/canonical.js";
-import { maskPii, ssnMasker } from "../../../src/store/pii.js";
+import { canonicalJson } from "../../../src/store/walk/canonical.js";
+import { maskPii, ssnMasker } from "../../../src/store/pii/pii.js";
 
 /**
  * Every place that decides "this field holds an SSN" decides it the same way: the store's two

@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { holdsMore, jsonMayHoldSsn, keyClass, keyWords, maskSsnText, ssnFieldsOf, tokeniseSsnShapes, typeNamesSsn } from "../../../src/pii/ssn-key.js";
-import { canonicalJson } from "../../../src/store/canonical.js";
+import { canonicalJson } from "../../../src/store/walk/canonical.js";
 
 const HEX = "ab".repeat(32);
 

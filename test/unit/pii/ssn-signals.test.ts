@@ -10,8 +10,8 @@ import { createHmac } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { maskSsnText } from "../../../src/pii/ssn-key.js";
 import { withoutPlainSsn } from "../../../src/sinks/plain-ssn.js";
-import { canonicalJson } from "../../../src/store/canonical.js";
-import { maskPii, ssnMasker } from "../../../src/store/pii.js";
+import { canonicalJson } from "../../../src/store/walk/canonical.js";
+import { maskPii, ssnMasker } from "../../../src/store/pii/pii.js";
 
 const KEY = Buffer.alloc(32, 9);
 const tok = (digits: string) => createHmac("sha256", KEY).update(digits).digest("hex");

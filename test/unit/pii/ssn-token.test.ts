@@ -1,7 +1,7 @@
 import { createHmac } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { canonicalJson } from "../../../src/store/canonical.js";
-import { maskPii, ssnMasker } from "../../../src/store/pii.js";
+import { canonicalJson } from "../../../src/store/walk/canonical.js";
+import { maskPii, ssnMasker } from "../../../src/store/pii/pii.js";
 
 /**
  * The SSN token is HMAC-SHA256 of the SSN's nine digits under the PII key. Each expected value is

@@ -14,7 +14,7 @@ const DIST = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "..", "di
  */
 export async function crashAfterWrite(dbPath: string, outDir: string, forRun: number, when: "before-write" | "after-rename" | "each-after-second-rename"): Promise<void> {
   const head = `
-    const { openDatabase } = await import(${JSON.stringify(join(DIST, "store", "database.js"))});
+    const { openDatabase } = await import(${JSON.stringify(join(DIST, "store", "file", "database.js"))});
     const { deliver, deliverEach } = await import(${JSON.stringify(join(DIST, "sinks", "ledger.js"))});
     const { csvOutput } = await import(${JSON.stringify(join(DIST, "sinks", "csv", "deliver-csv.js"))});
     const { csvFormat } = await import(${JSON.stringify(join(DIST, "sinks", "csv", "csv-format.js"))});

@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { sync } from "../../../src/pipeline/sync.js";
 import { exportFolder } from "../../../src/sinks/files/formats.js";
-import { openDatabase } from "../../../src/store/database.js";
+import { openDatabase } from "../../../src/store/file/database.js";
 import { memorySource } from "../../helpers/memory-source.js";
 import { useTempStores } from "../../helpers/temp-store.js";
 import { WINDOW, baseData, runSync } from "./fixtures.js";

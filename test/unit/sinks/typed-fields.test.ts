@@ -7,7 +7,7 @@ import { Group, Plan } from "../../../schemas/group.js";
 import { Coverage, Member } from "../../../schemas/member.js";
 import { copyField, copyJson } from "../../../src/sinks/postgres/copy-text.js";
 import { asCents, asDate, asDecimal, asEpochDay, asEpochMicros, asInstant, typedFields } from "../../../src/sinks/typed-fields.js";
-import { StoredResources, type StoredResource } from "../../../src/store/resources.js";
+import { StoredResources, type StoredResource } from "../../../src/store/schema/resources.js";
 
 const SCHEMAS: Record<StoredResource, z.ZodType> = { designs: Design, groups: Group, plans: Plan, members: Member, coverages: Coverage, claims: MedicalClaim };
 

@@ -8,10 +8,10 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { migrations } from "../../../src/store/migrations.js";
-import { openDatabase } from "../../../src/store/database.js";
-import { cents } from "../../../src/store/money-sql.js";
-import { LoadCacheSize, StoreCacheSize } from "../../../src/store/bulk-build.js";
+import { migrations } from "../../../src/store/schema/migrations.js";
+import { openDatabase } from "../../../src/store/file/database.js";
+import { cents } from "../../../src/store/schema/money-sql.js";
+import { LoadCacheSize, StoreCacheSize } from "../../../src/store/schema/bulk-build.js";
 import { memorySource, type MemoryData } from "../../helpers/memory-source.js";
 import { syncStarted, tempStore } from "../../helpers/temp-store.js";
 

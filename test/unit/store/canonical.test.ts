@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { canonicalJson } from "../../../src/store/canonical.js";
+import { canonicalJson } from "../../../src/store/walk/canonical.js";
 
 /** The stored form of a record, against texts written out by hand (never another call of it). */
 const fakeMasker = (ssn: unknown) => [`L(${String(ssn)})`, `T(${String(ssn)})`] as const;

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { ConfigError } from "../../../src/errors.js";
-import { openDatabase } from "../../../src/store/database.js";
+import { openDatabase } from "../../../src/store/file/database.js";
 
 let dir: string;
 beforeEach(() => {

@@ -5,9 +5,9 @@
  * again (a lookup by id, a confirmation) never stands for a complete walk of its group.
  */
 import { describe, expect, it } from "vitest";
-import { deleteCandidates } from "../../../src/store/delete-plan.js";
-import { scopeOf, type Scope } from "../../../src/store/scopes.js";
-import { SeenIds } from "../../../src/store/seen-ids.js";
+import { deleteCandidates } from "../../../src/store/walk/delete-plan.js";
+import { scopeOf, type Scope } from "../../../src/store/walk/scopes.js";
+import { SeenIds } from "../../../src/store/walk/seen-ids.js";
 import { handCheckpoints, handRun, noteChildGone, storeVersion } from "../../helpers/hand-run.js";
 import { useTempStores } from "../../helpers/temp-store.js";
 

@@ -6,8 +6,8 @@
  * records twice (claims looked up again by member) must not make the scope look larger.
  */
 import { describe, expect, it } from "vitest";
-import type { WalkedResource } from "../../../src/store/resources.js";
-import type { DeletePolicy } from "../../../src/store/run-state.js";
+import type { WalkedResource } from "../../../src/store/schema/resources.js";
+import type { DeletePolicy } from "../../../src/store/runs/run-state.js";
 import { recordedChanges } from "../../helpers/expected.js";
 import { memorySource, type MemoryData } from "../../helpers/memory-source.js";
 import { syncStarted, useTempStores } from "../../helpers/temp-store.js";

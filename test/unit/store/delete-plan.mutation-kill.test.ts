@@ -7,10 +7,10 @@
  */
 import type { Database } from "better-sqlite3";
 import { describe, expect, it } from "vitest";
-import { claimsToVerify, planDeletes, type DeletePlan } from "../../../src/store/delete-plan.js";
-import { defaultDeletePolicy, type DeletePolicy } from "../../../src/store/run-state.js";
-import { scopeOf, type Scope } from "../../../src/store/scopes.js";
-import { SeenIds } from "../../../src/store/seen-ids.js";
+import { claimsToVerify, planDeletes, type DeletePlan } from "../../../src/store/walk/delete-plan.js";
+import { defaultDeletePolicy, type DeletePolicy } from "../../../src/store/runs/run-state.js";
+import { scopeOf, type Scope } from "../../../src/store/walk/scopes.js";
+import { SeenIds } from "../../../src/store/walk/seen-ids.js";
 import { handCheckpoints, handRun, noteChildGone, storeVersion } from "../../helpers/hand-run.js";
 import { useTempStores } from "../../helpers/temp-store.js";
 

@@ -6,8 +6,8 @@
  * succeeded), the run stays a success and the next run does the upkeep again.
  */
 import { describe, expect, it } from "vitest";
-import { defaultDeletePolicy } from "../../../src/store/run-state.js";
-import { scopeOf } from "../../../src/store/scopes.js";
+import { defaultDeletePolicy } from "../../../src/store/runs/run-state.js";
+import { scopeOf } from "../../../src/store/walk/scopes.js";
 import { applyPageInput } from "../../../src/store/snapshot-port.js";
 import { useTempStores } from "../../helpers/temp-store.js";
 

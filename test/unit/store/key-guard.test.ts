@@ -1,14 +1,14 @@
 /**
- * The key check every writer makes under the write lock (store/key-guard.ts, issue 51): a store
+ * The key check every writer makes under the write lock (store/pii/key-guard.ts, issue 51): a store
  * that read its key before a `pii rekey` committed starts no run, and its mark says so too, with
  * nothing written. On a real SQLite file; the rekey's commit is what it changes for a writer: the
  * check value in `_meta`.
  */
 import { describe, expect, it } from "vitest";
 import { SnapshotBusyError } from "../../../src/errors.js";
-import { SnapshotRekeyedError } from "../../../src/store/key-guard.js";
+import { SnapshotRekeyedError } from "../../../src/store/pii/key-guard.js";
 import { defaultDeletePolicy } from "../../../src/store/snapshot.js";
-import { piiKeyCheck, resolveSnapshotPiiKey, snapshotIdOf } from "../../../src/store/pii-key-identity.js";
+import { piiKeyCheck, resolveSnapshotPiiKey, snapshotIdOf } from "../../../src/store/pii/pii-key-identity.js";
 import { TEST_PII_KEY, useTempStores } from "../../helpers/temp-store.js";
 
 const setup = useTempStores();

@@ -7,7 +7,7 @@
 import { hostname } from "node:os";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { SnapshotBusyError } from "../../../src/errors.js";
-import { deadReason, isBusy, lockedByOther, lockedError, processAlive, refuseIfHeld, type LeaseHolder } from "../../../src/store/run-lease.js";
+import { deadReason, isBusy, lockedByOther, lockedError, processAlive, refuseIfHeld, type LeaseHolder } from "../../../src/store/runs/run-lease.js";
 import { useTempStores } from "../../helpers/temp-store.js";
 
 const NOW = "2026-03-01T12:00:00.000Z";

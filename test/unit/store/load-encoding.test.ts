@@ -1,10 +1,10 @@
 import { describe, expect, it } from "vitest";
 import { encodePage } from "../../../src/pipeline/page-inputs.js";
-import { Encoder } from "../../../src/store/prepare-page.js";
-import { StoredResources } from "../../../src/store/resources.js";
-import { defaultDeletePolicy } from "../../../src/store/run-state.js";
+import { Encoder } from "../../../src/store/walk/prepare-page.js";
+import { StoredResources } from "../../../src/store/schema/resources.js";
+import { defaultDeletePolicy } from "../../../src/store/runs/run-state.js";
 import { applyPageInput, type PageInput } from "../../../src/store/snapshot-port.js";
-import { scopeOf } from "../../../src/store/scopes.js";
+import { scopeOf } from "../../../src/store/walk/scopes.js";
 import { useTempStores, type TempStore } from "../../helpers/temp-store.js";
 
 /**

@@ -10,9 +10,9 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { openDatabase } from "../../../src/store/database.js";
-import { migrations } from "../../../src/store/migrations.js";
-import { newFields, newFieldsInFile, recordNewFields } from "../../../src/store/new-fields.js";
+import { openDatabase } from "../../../src/store/file/database.js";
+import { migrations } from "../../../src/store/schema/migrations.js";
+import { newFields, newFieldsInFile, recordNewFields } from "../../../src/store/walk/new-fields.js";
 
 const dir = mkdtempSync(join(tmpdir(), "bsync-mig13-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { PageCache } from "../../../src/store/page-cache.js";
+import { PageCache } from "../../../src/store/walk/page-cache.js";
 import { tempStore, type TempStore } from "../../helpers/temp-store.js";
 
 /**

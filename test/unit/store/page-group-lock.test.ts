@@ -9,9 +9,9 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { openDatabase } from "../../../src/store/database.js";
-import type { ActiveRun } from "../../../src/store/run-state.js";
-import { PageGroups } from "../../../src/store/transactions.js";
+import { openDatabase } from "../../../src/store/file/database.js";
+import type { ActiveRun } from "../../../src/store/runs/run-state.js";
+import { PageGroups } from "../../../src/store/walk/transactions.js";
 
 let dir: string | undefined;
 afterEach(() => {

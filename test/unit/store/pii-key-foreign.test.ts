@@ -4,7 +4,7 @@ import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "nod
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { loadOrCreatePiiKey } from "../../../src/store/pii.js";
+import { loadOrCreatePiiKey } from "../../../src/store/pii/pii.js";
 
 let dir: string;
 beforeEach(() => {

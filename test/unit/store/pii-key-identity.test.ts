@@ -3,8 +3,8 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { openDatabase } from "../../../src/store/database.js";
-import { PiiKeyMismatchError, readPiiKeyCheck, resolveSnapshotPiiKey } from "../../../src/store/pii-key-identity.js";
+import { openDatabase } from "../../../src/store/file/database.js";
+import { PiiKeyMismatchError, readPiiKeyCheck, resolveSnapshotPiiKey } from "../../../src/store/pii/pii-key-identity.js";
 
 const KEY_A = "unit-pii-key-identity-A-012345";
 let dir: string;

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { ConfigError } from "../../../src/errors.js";
-import { loadOrCreatePiiKey } from "../../../src/store/pii.js";
+import { loadOrCreatePiiKey } from "../../../src/store/pii/pii.js";
 
 let dir: string;
 let db: string;

@@ -1,7 +1,7 @@
 import { createHmac } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { mayHoldSsnShape } from "../../../src/pii/ssn-key.js";
-import { Encoder } from "../../../src/store/prepare-page.js";
+import { Encoder } from "../../../src/store/walk/prepare-page.js";
 
 /**
  * The hot path of the SSN shape rule: the encoder looks at a record's raw text once (a few

@@ -6,7 +6,7 @@
  */
 import { createHmac, randomBytes } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { HmacSearcher } from "../../../src/store/rekey-hmac.js";
+import { HmacSearcher } from "../../../src/store/pii/rekey-hmac.js";
 
 describe("the rekey search's HMAC", () => {
   it("equals node's HMAC-SHA256 for keys of 1 to 130 bytes and 0 to 12 digits", () => {

@@ -10,8 +10,9 @@ import { hostname } from "node:os";
 import { describe, expect, it } from "vitest";
 import { SnapshotBusyError } from "../../../src/errors.js";
 import { hash } from "node:crypto";
-import { readPiiKeyCheck, piiKeyCheck, resolveSnapshotPiiKey } from "../../../src/store/pii-key-identity.js";
-import { RekeyRefusedError, rekeySnapshot } from "../../../src/store/rekey.js";
+import { readPiiKeyCheck, piiKeyCheck, resolveSnapshotPiiKey } from "../../../src/store/pii/pii-key-identity.js";
+import { journalsWithOpenWrites } from "../../../src/eligibility/apply-journal.js";
+import { RekeyRefusedError, rekeySnapshot } from "../../../src/store/pii/rekey.js";
 import { SnapshotStore } from "../../../src/store/snapshot.js";
 import { inProcessPort } from "../../../src/store/snapshot-port.js";
 import { memorySource, type MemoryData } from "../../helpers/memory-source.js";
@@ -77,7 +78,7 @@ describe("rekeySnapshot", () => {
     const before = versions(t);
     expect(before.filter((v) => v.id === "m1")).toHaveLength(2);
     const changes = t.db.prepare("SELECT COUNT(*) FROM changes").pluck().get();
-    const report = await rekeySnapshot({ dbPath: t.path, oldKey: TEST_PII_KEY, oldSource: "OLD", newKey: NEW_KEY });
+    const report = await rekeySnapshot({ unsettledWrites: journalsWithOpenWrites, dbPath: t.path, oldKey: TEST_PII_KEY, oldSource: "OLD", newKey: NEW_KEY });
     expect(report).toMatchObject({ recovered: 4, unrecoverable: 0, versionsRewritten: 4, dryRun: false });
     const after = versions(t);
     expect(after.map((v) => [v.vid, v.id, v.valid_to_run])).toEqual(before.map((v) => [v.vid, v.id, v.valid_to_run]));
@@ -107,12 +108,12 @@ describe("rekeySnapshot", () => {
     // A token in text that no key field shares, and a pair whose digits are more than nine.
     await snapshot(t, { memo: `[ssn:${hmac(TEST_PII_KEY, "111223333")}]`, spouseSsn: "123-45-678-901" });
     const before = state(t);
-    const refused = rekeySnapshot({ dbPath: t.path, oldKey: TEST_PII_KEY, oldSource: "OLD", newKey: NEW_KEY });
+    const refused = rekeySnapshot({ unsettledWrites: journalsWithOpenWrites, dbPath: t.path, oldKey: TEST_PII_KEY, oldSource: "OLD", newKey: NEW_KEY });
     await expect(refused).rejects.toThrow(RekeyRefusedError);
     await expect(refused).rejects.toThrow(/the digits of 2 tokens were not found .*--exhaustive.*--drop-unrecoverable sets them to null/);
     expect(state(t)).toEqual(before);
 
-    const report = await rekeySnapshot({ dbPath: t.path, oldKey: TEST_PII_KEY, oldSource: "OLD", newKey: NEW_KEY, dropUnrecoverable: true });
+    const report = await rekeySnapshot({ unsettledWrites: journalsWithOpenWrites, dbPath: t.path, oldKey: TEST_PII_KEY, oldSource: "OLD", newKey: NEW_KEY, dropUnrecoverable: true });
     expect(report.unrecoverable).toBe(2);
     const m1 = JSON.parse(versions(t).filter((v) => v.id === "m1").at(-1)!.data) as Record<string, unknown>;
     expect([m1.memo, m1.spouseSsn_token, m1.spouseSsn_last4, m1.ssn_token]).toEqual(["[ssn]", null, "8901", hmac(NEW_KEY, "123456789")]);
@@ -125,7 +126,7 @@ describe("rekeySnapshot", () => {
     const intent = { t: "intent", id: "w1", kind: "add-subscriber", lines: [2], tokens: [hmac(TEST_PII_KEY, "123456789")], at: "2026-01-02T00:00:00Z" };
     writeFileSync(`${t.path}.census/gp-G1.journal.jsonl`, `${JSON.stringify(intent)}\n`);
     const before = state(t);
-    await expect(rekeySnapshot({ dbPath: t.path, oldKey: TEST_PII_KEY, oldSource: "OLD", newKey: NEW_KEY })).rejects.toThrow(
+    await expect(rekeySnapshot({ unsettledWrites: journalsWithOpenWrites, dbPath: t.path, oldKey: TEST_PII_KEY, oldSource: "OLD", newKey: NEW_KEY })).rejects.toThrow(
       /gp-G1\.journal\.jsonl holds 1 census write with no settled outcome.*census apply/,
     );
     expect(state(t)).toEqual(before);
@@ -138,7 +139,7 @@ describe("rekeySnapshot", () => {
       .prepare("INSERT INTO _runs (job, status, started_at, options, pid, host, lease_until) VALUES ('sync', 'running', ?, '{}', ?, ?, ?)")
       .run(new Date().toISOString(), process.pid, hostname(), new Date(Date.now() + 60_000).toISOString());
     const before = state(t);
-    await expect(rekeySnapshot({ dbPath: t.path, oldKey: TEST_PII_KEY, oldSource: "OLD", newKey: NEW_KEY })).rejects.toThrow(SnapshotBusyError);
+    await expect(rekeySnapshot({ unsettledWrites: journalsWithOpenWrites, dbPath: t.path, oldKey: TEST_PII_KEY, oldSource: "OLD", newKey: NEW_KEY })).rejects.toThrow(SnapshotBusyError);
     const cli = await runCli(["pii", "rekey", "--old-key-env", "OLD_KEY", "--db", t.path], { env: { OLD_KEY: TEST_PII_KEY.toString("utf8"), BENEFITS_PII_KEY: NEW_KEY.toString("utf8") } });
     expect(cli.code, cli.stderr).toBe(75);
     expect(cli.stderr).toMatch(/holds this snapshot/);
@@ -159,7 +160,7 @@ describe("rekeySnapshot", () => {
     const afterCommit = () => {
       throw crash;
     };
-    await expect(rekeySnapshot({ dbPath: t.path, oldKey: TEST_PII_KEY, oldSource: "OLD", newKey: undefined, afterCommit })).rejects.toBe(crash);
+    await expect(rekeySnapshot({ unsettledWrites: journalsWithOpenWrites, dbPath: t.path, oldKey: TEST_PII_KEY, oldSource: "OLD", newKey: undefined, afterCommit })).rejects.toBe(crash);
     const pending = readFileSync(`${t.path}.pii-key.new`, "utf8").trim();
     expect(pending).not.toBe(leftover);
     expect(existsSync(`${t.path}.pii-key`)).toBe(false);

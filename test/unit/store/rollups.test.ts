@@ -1,5 +1,5 @@
 /**
- * The counts the store keeps (src/store/rollups.ts) under every kind of write its triggers must
+ * The counts the store keeps (src/store/schema/rollups.ts) under every kind of write its triggers must
  * follow, written straight to the version tables of a real snapshot file: inserts, closes,
  * reopens, amends that move a coverage to another member or group or change a claim's lines,
  * removals, and statements that change many rows at once. A seeded random walk of such writes,
@@ -11,9 +11,9 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { refreshTypedSql } from "../../../src/store/analyst-schema.js";
-import { openDatabase } from "../../../src/store/database.js";
-import { deferRollups, ensureRollups } from "../../../src/store/rollups.js";
+import { refreshTypedSql } from "../../../src/store/schema/analyst-schema.js";
+import { openDatabase } from "../../../src/store/file/database.js";
+import { deferRollups, ensureRollups } from "../../../src/store/schema/rollups.js";
 import { writeVersionRow } from "../../helpers/hand-run.js";
 import { centsOf } from "../../helpers/typed-copy.js";
 

@@ -8,8 +8,8 @@
  */
 import { describe, expect, it } from "vitest";
 import type { Database } from "better-sqlite3";
-import { openDatabase } from "../../../src/store/database.js";
-import { defaultDeletePolicy } from "../../../src/store/run-state.js";
+import { openDatabase } from "../../../src/store/file/database.js";
+import { defaultDeletePolicy } from "../../../src/store/runs/run-state.js";
 import { SnapshotStore } from "../../../src/store/snapshot.js";
 import { TEST_PII_KEY, useTempStores } from "../../helpers/temp-store.js";
 

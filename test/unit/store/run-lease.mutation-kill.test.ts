@@ -6,7 +6,7 @@
 import { hostname } from "node:os";
 import { describe, expect, it } from "vitest";
 import { SnapshotBusyError } from "../../../src/errors.js";
-import { abandonRun, deadReason, hostIdentity, leaseUntil, processAlive, reapOrRefuse, type LeaseHolder } from "../../../src/store/run-lease.js";
+import { abandonRun, deadReason, hostIdentity, leaseUntil, processAlive, reapOrRefuse, type LeaseHolder } from "../../../src/store/runs/run-lease.js";
 import { useTempStores } from "../../helpers/temp-store.js";
 
 const NOW = "2026-03-01T12:00:00.000Z";

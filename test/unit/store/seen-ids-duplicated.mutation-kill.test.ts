@@ -4,7 +4,7 @@
  * snapshot file. The mutation run of 2026-11-26 found these reached by no test it runs.
  */
 import { describe, expect, it } from "vitest";
-import { SeenIds } from "../../../src/store/seen-ids.js";
+import { SeenIds } from "../../../src/store/walk/seen-ids.js";
 import { useTempStores } from "../../helpers/temp-store.js";
 
 describe("seen ids: a walk that listed an id twice", () => {

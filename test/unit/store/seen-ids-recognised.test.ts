@@ -8,7 +8,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { inProcessPort } from "../../../src/store/snapshot-port.js";
-import { SeenIds } from "../../../src/store/seen-ids.js";
+import { SeenIds } from "../../../src/store/walk/seen-ids.js";
 import { rawMemorySource, type MemoryData } from "../../helpers/memory-source.js";
 import { syncStarted, useTempStores } from "../../helpers/temp-store.js";
 

@@ -4,7 +4,7 @@
  * reads. The counts are those of the ids written here.
  */
 import { describe, expect, it } from "vitest";
-import { SeenIds, seenIdsSql } from "../../../src/store/seen-ids.js";
+import { SeenIds, seenIdsSql } from "../../../src/store/walk/seen-ids.js";
 import { useTempStores } from "../../helpers/temp-store.js";
 
 describe("seen ids", () => {

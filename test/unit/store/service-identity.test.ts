@@ -1,8 +1,8 @@
 /** The service a snapshot copies: recorded on the first run, compared on every later one. */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { Database } from "better-sqlite3";
-import { openDatabase } from "../../../src/store/database.js";
-import { checkServiceIdentity, describeServiceIdentity, readServiceIdentity, serviceIdentity } from "../../../src/store/service-identity.js";
+import { openDatabase } from "../../../src/store/file/database.js";
+import { checkServiceIdentity, describeServiceIdentity, readServiceIdentity, serviceIdentity } from "../../../src/store/file/service-identity.js";
 import { ConfigError } from "../../../src/errors.js";
 import type { ServiceTarget } from "../../../src/config/index.js";
 

@@ -5,8 +5,8 @@
  */
 import { describe, expect, it } from "vitest";
 import { OutputSnapshotError } from "../../../src/sinks/files/folder-owner.js";
-import { openDatabase } from "../../../src/store/database.js";
-import { newSnapshotId } from "../../../src/store/snapshot-id.js";
+import { openDatabase } from "../../../src/store/file/database.js";
+import { newSnapshotId } from "../../../src/store/file/snapshot-id.js";
 
 describe("snapshot ids", () => {
   it("are 32 letters a-p, distinct, and a refusal naming two of them shows both as they are", () => {

@@ -1,5 +1,5 @@
 /**
- * The rule of src/store/sqlite-file.ts: no raw descriptor of a file SQLite may have open in this
+ * The rule of src/store/file/sqlite-file.ts: no raw descriptor of a file SQLite may have open in this
  * process (closing one drops every POSIX lock the process holds on the file, and the next outside
  * SQLite client to close deletes the -wal under our connections).
  */
@@ -9,9 +9,9 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, w
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import { afterEach, beforeEach, expect, it } from "vitest";
-import { openDatabase } from "../../../src/store/database.js";
-import { recogniseSnapshotFile } from "../../../src/store/snapshot-file.js";
-import { createSqliteFile, openBesideSqlite } from "../../../src/store/sqlite-file.js";
+import { openDatabase } from "../../../src/store/file/database.js";
+import { recogniseSnapshotFile } from "../../../src/store/file/snapshot-file.js";
+import { createSqliteFile, openBesideSqlite } from "../../../src/store/file/sqlite-file.js";
 import { Inbox } from "../../../src/webhooks/inbox.js";
 
 let dir: string;
@@ -73,10 +73,10 @@ it("openBesideSqlite refuses a path named as SQLite names its files", () => {
 
 /**
  * Every raw open left in src/, and why its file is never SQLite's. A new one must say why here, or
- * go through src/store/sqlite-file.ts.
+ * go through src/store/file/sqlite-file.ts.
  */
 const RAW_OPENS: Record<string, string> = {
-  "src/store/sqlite-file.ts": "the rule itself: openBesideSqlite refuses SQLite's names",
+  "src/store/file/sqlite-file.ts": "the rule itself: openBesideSqlite refuses SQLite's names",
   "src/sinks/files/hashed-file.ts": "a delivered output file (csv, jsonl), created new in a staging folder",
   "src/sinks/parquet/parquet-format.ts": "a delivered parquet file, created new in a staging folder",
   "src/sinks/files/fs-step.ts": "a directory, opened to fsync its entries",

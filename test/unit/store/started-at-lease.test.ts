@@ -16,7 +16,7 @@ import { join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { Worker } from "node:worker_threads";
 import { afterEach, describe, expect, it } from "vitest";
-import { openDatabase } from "../../../src/store/database.js";
+import { openDatabase } from "../../../src/store/file/database.js";
 import { SnapshotStore } from "../../../src/store/snapshot.js";
 import { TEST_PII_KEY } from "../../helpers/temp-store.js";
 
@@ -31,7 +31,7 @@ const SECOND = `
 const { parentPort, workerData } = require("node:worker_threads");
 const clock = new Int32Array(workerData.clock);
 (async () => {
-  const { openDatabase } = await import(workerData.dist + "/src/store/database.js");
+  const { openDatabase } = await import(workerData.dist + "/src/store/file/database.js");
   const { SnapshotStore } = await import(workerData.dist + "/src/store/snapshot.js");
   // The clock: [0] seconds past workerData.base, [1] how many times it was read.
   const now = () => (Atomics.add(clock, 1, 1), Atomics.notify(clock, 1), new Date(workerData.base + Atomics.load(clock, 0) * 1000));

@@ -6,10 +6,10 @@
 import BetterSqlite3 from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
 import { sync } from "../../../src/pipeline/sync.js";
-import { openDatabase } from "../../../src/store/database.js";
+import { openDatabase } from "../../../src/store/file/database.js";
 import { SnapshotStore } from "../../../src/store/snapshot.js";
-import { defaultDeletePolicy } from "../../../src/store/run-state.js";
-import { scopeOf } from "../../../src/store/scopes.js";
+import { defaultDeletePolicy } from "../../../src/store/runs/run-state.js";
+import { scopeOf } from "../../../src/store/walk/scopes.js";
 import { confirmScope } from "../../../src/extract/scopes.js";
 import { expectedState, recordedChanges, snapshotState, stateToObject } from "../../helpers/expected.js";
 import { memorySource, rawMemorySource, type MemoryData } from "../../helpers/memory-source.js";
@@ -206,7 +206,7 @@ describe("3. a run killed elsewhere", () => {
       .prepare("INSERT INTO _runs (job, status, started_at, options, pid, host, fresh, owner, lease_until) VALUES ('sync', 'running', ?, '{}', 1, 'elsewhere', '[]', 'y', ?)")
       .run(now.toISOString(), new Date(now.getTime() + 3_600_000).toISOString());
     const id = t.db.prepare("SELECT run_id FROM _runs WHERE host = 'elsewhere'").pluck().get() as number;
-    const { abandonRun } = await import("../../../src/store/run-lease.js");
+    const { abandonRun } = await import("../../../src/store/runs/run-lease.js");
     abandonRun(t.db, id, now);
     expect(t.db.prepare("SELECT status FROM _runs WHERE run_id = ?").pluck().get(id)).toBe("failed");
     expect(() => abandonRun(t.db, id, now)).toThrow(/not running/);

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { defaultDeletePolicy } from "../../../src/store/run-state.js";
-import { scopeOf } from "../../../src/store/scopes.js";
+import { defaultDeletePolicy } from "../../../src/store/runs/run-state.js";
+import { scopeOf } from "../../../src/store/walk/scopes.js";
 import { openWorkerSnapshot, type WorkerSnapshot } from "../../../src/store/worker-port.js";
 import { TEST_PII_KEY, tempStore, type TempStore } from "../../helpers/temp-store.js";
 

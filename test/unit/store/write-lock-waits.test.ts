@@ -13,11 +13,11 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { ssnMasker } from "../../../src/store/pii.js";
-import { openDatabase } from "../../../src/store/database.js";
-import { migrate, migrations } from "../../../src/store/migrations.js";
-import { PII_KEY_CHECK_META, resolveSnapshotPiiKey } from "../../../src/store/pii-key-identity.js";
-import { scrubStoredSsns } from "../../../src/store/ssn-scrub.js";
+import { ssnMasker } from "../../../src/store/pii/pii.js";
+import { openDatabase } from "../../../src/store/file/database.js";
+import { migrate, migrations } from "../../../src/store/schema/migrations.js";
+import { PII_KEY_CHECK_META, resolveSnapshotPiiKey } from "../../../src/store/pii/pii-key-identity.js";
+import { scrubStoredSsns } from "../../../src/store/pii/ssn-scrub.js";
 import { holdWriteLock } from "../../helpers/lock-holder.js";
 
 const dirs: string[] = [];

@@ -10,9 +10,9 @@ import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from "
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { createClient } from "../../../src/api/client.js";
 import { memberClaimsScope, memberLookupScope, confirmScope } from "../../../src/extract/scopes.js";
-import { scopeOf } from "../../../src/store/scopes.js";
+import { scopeOf } from "../../../src/store/walk/scopes.js";
 import { errorType, inSpan } from "../../../src/telemetry/spans.js";
-import { walkAttributes } from "../../../src/telemetry/walk-attributes.js";
+import { walkAttributes } from "../../../src/pipeline/walk-attributes.js";
 import { mockService } from "../../helpers/mock-service.js";
 
 const ORIGIN = "http://svc.test:8443";
