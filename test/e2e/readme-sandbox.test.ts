@@ -55,7 +55,7 @@ describe("README: the sandbox as a stand-in", () => {
       const first = /^\s*claims\s+(\d+) seen/m.exec(outputs[0] ?? "");
       expect(first, outputs[0]).not.toBeNull();
       expect(Number(first![1])).toBeGreaterThan(100);
-      expect(README).toContain(`here it copies ${first![1]} claims`);
+      expect(README).toContain(`(here ${first![1]}, then the week's)`);
       // The key printed in the README is the one the banner gives.
       const key = /full key:\s+(\S+)/.exec(banner)?.[1];
       expect(rest.join("\n")).toContain(`BENEFITS_API_KEY=${key} `);

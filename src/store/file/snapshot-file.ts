@@ -62,6 +62,7 @@ export function checkSnapshotSchema(db: Database, path: string): void {
     // In one read transaction: another command creating this new snapshot may commit its first
     // migration between two reads, and a version 0 read before it beside its tables read after it
     // looked like another application's file (issue 51: 1 in 150 pairs of commands started together).
+    // deferred: read-only, it takes no write lock
     read = db.transaction(() => ({
       applicationId: db.pragma("application_id", { simple: true }) as number,
       userVersion: db.pragma("user_version", { simple: true }) as number,

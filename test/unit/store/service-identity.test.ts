@@ -21,7 +21,7 @@ beforeEach(() => {
 });
 afterEach(() => db.close());
 
-const metaRows = () => db.prepare("SELECT key, value FROM _meta WHERE key <> 'snapshot_id' ORDER BY key").all();
+const metaRows = () => db.prepare("SELECT key, value FROM _meta WHERE key NOT IN ('snapshot_id', 'erasure') ORDER BY key").all();
 const refusal = (fn: () => unknown): ConfigError => {
   try {
     fn();
