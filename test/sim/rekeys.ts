@@ -30,7 +30,7 @@ import { Rng } from "./rng.js";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const SLOW = join(HERE, "..", "helpers", "slow-key-write.cjs");
-const BUILT_IDENTITY = pathToFileURL(join(HERE, "..", "..", "dist", "src", "store", "pii-key-identity.js")).href;
+const BUILT_IDENTITY = pathToFileURL(join(HERE, "..", "..", "dist", "src", "store", "pii", "pii-key-identity.js")).href;
 const OTHER_KEY = Buffer.from("sim-rekeyed-key-7f3e9a1c5b2d4e6f80");
 
 const checkOf = (key: Buffer, snapshotId: string) => createHmac("sha256", key).update(`benefits-sync pii key check ${snapshotId}`).digest("hex");

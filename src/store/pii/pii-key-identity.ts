@@ -14,6 +14,7 @@ import { createHmac } from "node:crypto";
 import { existsSync } from "node:fs";
 import { ConfigError } from "../../errors.js";
 import { openDatabase } from "../file/database.js";
+import { asDiskFull } from "../file/disk-full.js";
 import { loadOrCreatePiiKey } from "./pii.js";
 import { completePendingKey, sameCheck } from "./rekey-key-file.js";
 
@@ -102,7 +103,7 @@ export function resolveSnapshotPiiKey(dbPath: string, configured: string | undef
           })
           .immediate();
       } catch (e) {
-        if ((e as { code?: unknown }).code !== "SQLITE_BUSY") throw e;
+        if ((e as { code?: unknown }).code !== "SQLITE_BUSY") throw asDiskFull(e, dbPath);
         outcome = "unchecked";
       }
     }
