@@ -62,6 +62,11 @@ describe("the JSON-text look (jsonMayHoldSsn)", () => {
     expect(jsonMayHoldSsn('{"ssn_last4":-1234}')).toBe(false);
     expect(jsonMayHoldSsn('{"ssn_last4":12345}')).toBe(true);
   });
+
+  it("a value of masking's own keys with an escape in it is not read as far as the escaped quote: it may hold more", () => {
+    expect(jsonMayHoldSsn('{"ssn_last4":"\\"12345"}')).toBe(true);
+    expect(jsonMayHoldSsn('{"ssn_token":"\\"1"}')).toBe(true);
+  });
 });
 
 describe("messages (maskSsnText)", () => {
