@@ -43,9 +43,15 @@ function firstMadeAt(): ReadonlyMap<string, number> {
  * checkSchemaHeader(db, "benefits-sync.db"); // before any pragma that writes, and before migrate()
  */
 export function checkSchemaHeader(db: Database, path: string): void {
-  const header = db.pragma("user_version", { simple: true }) as number;
+  // In one read transaction: another command creating this new snapshot may commit its first
+  // migration between two reads, and a header of 0 read before it beside the tables read after it
+  // looked like a lowered header (1 in 5 pairs of processes opening a new snapshot together).
+  // deferred: read-only, it takes no write lock
+  const { header, held } = db.transaction(() => ({
+    header: db.pragma("user_version", { simple: true }) as number,
+    held: db.prepare(OBJECTS).pluck().all() as string[],
+  }))();
   if (header >= migrations.length) return;
-  const held = db.prepare(OBJECTS).pluck().all() as string[];
   if (held.length === 0) return;
   const made = firstMadeAt();
   const ahead = held.filter((n) => (made.get(n) ?? 0) > header).sort((a, b) => made.get(b)! - made.get(a)! || a.localeCompare(b));
