@@ -13,8 +13,9 @@ import { LoadCacheSize, StoreCacheSize } from "../schema/bulk-build.js";
 import { ensureRollups } from "../schema/rollups.js";
 import { canonicalJson } from "../walk/canonical.js";
 import { emptyCounts } from "./counts.js";
-import { planDeletes, type DeletePlan } from "../walk/delete-plan.js";
-import { ChildOf, StoredResources, WalkedResources, type StoredResource } from "../schema/resources.js";
+import { planDeletes } from "../walk/delete-plan.js";
+import { StoredResources, WalkedResources, type StoredResource } from "../schema/resources.js";
+import { applyDeletes } from "./apply-deletes.js";
 import { WEBHOOK_JOB, type RunRow } from "./run-log.js";
 import { isLookup } from "../walk/scopes.js";
 import { hostIdentity, isBusy, leaseUntil, lockedError, reapOrRefuse, type LeaseHolder } from "./run-lease.js";
@@ -163,7 +164,7 @@ export class RunLifecycle {
         "Nothing was applied. If these records really are gone, run again with --allow-deletes";
       return this.endFailed(run, { code: new DeleteGuardError(message).code, message }, true);
     }
-    for (const p of plan) this.applyDeletes(run, p);
+    for (const p of plan) applyDeletes(this.d.db, this.d.versions, run, p);
     if (run.walks) this.endWalk(run);
     // A run of lookups only (the webhook worker's) walked no listing: the last walk's pages stay
     // (its refetched members already made the pages that list them untrusted, see PageCache.prune).
@@ -279,50 +280,6 @@ export class RunLifecycle {
     );
     this.d.groups.durableCommit();
     return { runId: run.runId, status: "failed", counts: countsObject(run), resumedFrom: run.resumedFrom, failure: clean };
-  }
-
-  private applyDeletes(run: ActiveRun, p: DeletePlan): void {
-    const s = this.d.versions.get(p.resource)!;
-    const close = (resource: StoredResource, vid: number) => {
-      if (vid > (run.vidsBefore.get(resource) ?? 0)) this.dropTransient(run, resource, vid);
-      else {
-        this.d.versions.get(resource)!.close.run(run.runId, "delete", vid);
-        run.counts.get(resource)!.deleted++;
-      }
-    };
-    for (const vid of p.vids) close(p.resource, vid);
-    if (p.ids.length === 0) return;
-    const child = ChildOf[p.resource as keyof typeof ChildOf];
-    const clearAbsence = this.d.db.prepare("DELETE FROM _absence WHERE resource = ? AND id = ?");
-    for (const id of p.ids) {
-      const cur = s.current.get(id) as { vid: number } | undefined;
-      if (!cur) continue;
-      close(p.resource, cur.vid);
-      clearAbsence.run(p.resource, id);
-      if (child) {
-        const cs = this.d.versions.get(child.child)!;
-        for (const row of cs.childrenOfOne.all(id) as { vid: number }[]) close(child.child, row.vid);
-      }
-    }
-  }
-
-  /**
-   * Delete a record whose current version this very run wrote: an insert of this run simply
-   * vanishes (the record never existed as of any run); an update of this run is dropped and the
-   * version it replaced is closed as deleted instead. Either way the record changes once per run.
-   */
-  private dropTransient(run: ActiveRun, resource: StoredResource, vid: number): void {
-    const { db } = this.d;
-    const row = db.prepare(`SELECT id, op FROM _${resource}_v WHERE vid = ?`).get(vid) as { id: string; op: string };
-    db.prepare(`DELETE FROM _${resource}_v WHERE vid = ?`).run(vid);
-    const counts = run.counts.get(resource)!;
-    if (row.op === "insert") {
-      counts.inserted--;
-      return;
-    }
-    db.prepare(`UPDATE _${resource}_v SET ended_by = 'delete' WHERE id = ? AND valid_to_run = ? AND ended_by = 'update'`).run(row.id, run.runId);
-    counts.updated--;
-    counts.deleted++;
   }
 
   /** The first run of the chain of resumed runs that the active run finishes. */
